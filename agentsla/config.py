@@ -1,0 +1,333 @@
+"""Configuration: one settings table, loaded once at the edge from defaults, file, env and flags.
+
+Precedence, lowest first: the defaults in SETTINGS, the YAML config file (`--config`), the
+environment (`AGENTSLA_<NAME>`), command-line flags. Nothing outside this module reads
+`os.environ`; the loader takes the environment as a mapping so tests can inject it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from agentsla.errors import ConfigError
+
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2,
+               "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
+
+
+def parse_duration(value: Any) -> float:
+    """Parse `90`, `1.5`, `500ms`, `15m`, `30d` or `1h30m` into seconds."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 30s, 15m or 30d")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError("must not be negative")
+        return float(value)
+    text = str(value).strip().lower()
+    if re.fullmatch(r"\d+(\.\d+)?", text):
+        return float(text)
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise ValueError("expected a duration such as 30s, 15m, 1h30m or 30d")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+
+
+def parse_bytes(value: Any) -> int:
+    """Parse `1048576`, `20MiB` or `512kb` into a byte count."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise ValueError("must not be negative")
+        return value
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(value).lower())
+    if not match or match.group(2) not in _BYTE_UNITS:
+        raise ValueError("expected a size such as 1048576, 512KiB or 20MiB")
+    return int(float(match.group(1)) * _BYTE_UNITS[match.group(2)])
+
+
+def parse_int(value: Any) -> int:
+    """Parse a non-negative integer."""
+    if isinstance(value, bool):
+        raise ValueError("expected a whole number")
+    number = int(str(value).strip()) if not isinstance(value, int) else value
+    if number < 0:
+        raise ValueError("must not be negative")
+    return number
+
+
+def parse_port(value: Any) -> int:
+    """Parse a TCP port (0 lets the OS choose)."""
+    port = parse_int(value)
+    if port > 65535:
+        raise ValueError("a port is at most 65535")
+    return port
+
+
+def parse_str(value: Any) -> str:
+    """Take a string as it is."""
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: its flat name, section, default, parser and the help shown everywhere."""
+
+    name: str
+    section: str
+    default: Any
+    parse: Callable[[Any], Any]
+    help: str
+
+    @property
+    def env_var(self) -> str:
+        """Name of the environment variable that sets it."""
+        return "AGENTSLA_" + self.name.upper()
+
+    @property
+    def flag(self) -> str:
+        """Name of the command-line flag that sets it."""
+        return "--" + self.name.replace("_", "-")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("host", "server", "127.0.0.1", parse_str, "Address every listener binds to."),
+    Setting("otlp_http_port", "server", 4318, parse_port, "OTLP/HTTP port (POST /v1/traces)."),
+    Setting("otlp_grpc_port", "server", 4317, parse_port, "OTLP/gRPC port (TraceService/Export)."),
+    Setting("api_port", "server", 8710, parse_port, "Query API port (/api/v1/..., /metrics)."),
+    Setting("data_dir", "server", "./agentsla-data", parse_str,
+            "Folder holding the DuckDB file (agentsla.duckdb)."),
+    Setting("ingest_token", "server", "", parse_str,
+            "If set, OTLP requests must send `Authorization: Bearer <token>`."),
+    Setting("api_token", "server", "", parse_str,
+            "If set, API requests must send `Authorization: Bearer <token>` (/api/v1/health excepted)."),
+    Setting("max_connections", "server", 1000, parse_int,
+            "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
+    Setting("keepalive_timeout", "server", 15.0, parse_duration,
+            "Idle keep-alive connections are closed after this long."),
+    Setting("max_body_bytes", "ingest", 20 * 1024**2, parse_bytes,
+            "Largest OTLP request body, checked before and after decompression (413 beyond)."),
+    Setting("max_spans_per_request", "ingest", 100_000, parse_int,
+            "Most spans one OTLP request may carry (413 beyond)."),
+    Setting("max_attributes_per_span", "ingest", 1024, parse_int,
+            "Attributes kept per span; the rest are counted in `agentsla.dropped_attributes`."),
+    Setting("max_attribute_value_length", "ingest", 65536, parse_int,
+            "Longest string value kept; longer ones are cut and end with `...[truncated]`."),
+    Setting("max_value_depth", "ingest", 32, parse_int,
+            "Deepest nesting of arrays and maps inside one attribute value."),
+    Setting("queue_max_bytes", "ingest", 256 * 1024**2, parse_bytes,
+            "Bytes of decoded requests waiting for the writer; beyond it requests get 429."),
+    Setting("commit_max_spans", "ingest", 50_000, parse_int,
+            "Most spans the writer commits in one transaction (group commit)."),
+    Setting("retry_after", "ingest", 1.0, parse_duration,
+            "Retry-After sent with 429/503 answers."),
+    Setting("default_budget", "tasks", 300.0, parse_duration,
+            "Budget assumed for a task that carries none, when deciding it is lost."),
+    Setting("lost_grace", "tasks", 60.0, parse_duration,
+            "Grace after the budget before a task whose root never arrived is declared lost."),
+    Setting("task_cache_spans", "tasks", 1_000_000, parse_int,
+            "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply."),
+    Setting("retention", "tasks", 30 * 86400.0, parse_duration,
+            "Spans and tasks older than this are deleted."),
+    Setting("retention_interval", "tasks", 3600.0, parse_duration,
+            "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
+    Setting("api", "client", "http://127.0.0.1:8710", parse_str,
+            "Query API base URL used by the CLI and the dashboard."),
+)
+
+SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
+
+#: Structured keys only the config file can set (see docs/configuration.md).
+FILE_SECTIONS = ("task_budgets", "slos", "findings", "alerts")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Listeners, storage location and authentication of `agentsla serve`."""
+
+    host: str
+    otlp_http_port: int
+    otlp_grpc_port: int
+    api_port: int
+    data_dir: str
+    ingest_token: str
+    api_token: str
+    max_connections: int
+    keepalive_timeout: float
+
+    @property
+    def db_path(self) -> Path:
+        """Path of the DuckDB file inside the data dir."""
+        return Path(self.data_dir) / "agentsla.duckdb"
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """Limits on what one OTLP request may carry and on the ingest queue."""
+
+    max_body_bytes: int
+    max_spans_per_request: int
+    max_attributes_per_span: int
+    max_attribute_value_length: int
+    max_value_depth: int
+    queue_max_bytes: int
+    commit_max_spans: int
+    retry_after: float
+
+
+@dataclass(frozen=True)
+class TasksConfig:
+    """Task materialization: budgets, the lost-task rule, caching and retention."""
+
+    default_budget: float
+    lost_grace: float
+    task_cache_spans: int
+    retention: float
+    retention_interval: float
+    budgets_by_type: Mapping[str, float] = field(default_factory=dict)
+
+    def budget_ms_for(self, task_type: str | None) -> float | None:
+        """Budget (ms) the config sets for a task type, or None."""
+        seconds = self.budgets_by_type.get(task_type or "")
+        return None if seconds is None else seconds * 1000.0
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Where the CLI and the dashboard find the query API."""
+
+    api: str
+
+
+@dataclass(frozen=True)
+class SloObjective:
+    """An SLO for one task type (`*` for every type without its own)."""
+
+    task_type: str
+    objective: float = 0.999
+    period: float = 30 * 86400.0
+    degraded_is_good: bool = True
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything agentsla reads from its environment, validated."""
+
+    server: ServerConfig
+    ingest: IngestConfig
+    tasks: TasksConfig
+    client: ClientConfig
+    slos: tuple[SloObjective, ...]
+    findings: Mapping[str, Any]
+    alerts: Mapping[str, Any]
+
+    def slo_for(self, task_type: str | None) -> SloObjective:
+        """The SLO that applies to a task type."""
+        for slo in self.slos:
+            if slo.task_type == task_type:
+                return slo
+        for slo in self.slos:
+            if slo.task_type == "*":
+                return slo
+        return SloObjective(task_type="*")
+
+
+_SECTION_CLASSES = {"server": ServerConfig, "ingest": IngestConfig, "tasks": TasksConfig,
+                    "client": ClientConfig}
+
+
+def _parse_setting(setting: Setting, value: Any, origin: str) -> Any:
+    try:
+        return setting.parse(value)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"{origin}: bad value {value!r} for {setting.name}: {exc}") from None
+
+
+def _read_file(path: str | Path | None) -> dict[str, Any]:
+    if not path:
+        return {}
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping at the top level")
+    unknown = sorted(set(data) - set(SETTINGS_BY_NAME) - set(FILE_SECTIONS))
+    if unknown:
+        raise ConfigError(f"config file {path}: unknown key(s) {', '.join(unknown)}; "
+                          "see docs/configuration.md")
+    return data
+
+
+def _parse_slos(raw: Any, origin: str) -> tuple[SloObjective, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConfigError(f"{origin}: slos must be a list of {{task_type, objective, period}}")
+    slos = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or "task_type" not in item:
+            raise ConfigError(f"{origin}: slos[{i}] needs a task_type")
+        objective = float(item.get("objective", 0.999))
+        if not 0 < objective < 1:
+            raise ConfigError(f"{origin}: slos[{i}].objective {objective!r} must be between 0 and 1")
+        try:
+            period = parse_duration(item.get("period", "30d"))
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: slos[{i}].period: {exc}") from None
+        slos.append(SloObjective(str(item["task_type"]), objective, period,
+                                 bool(item.get("degraded_is_good", True))))
+    return tuple(slos)
+
+
+def _parse_budgets(raw: Any, origin: str) -> dict[str, float]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{origin}: task_budgets must map task types to durations")
+    try:
+        return {str(k): parse_duration(v) for k, v in raw.items()}
+    except ValueError as exc:
+        raise ConfigError(f"{origin}: task_budgets: {exc}") from None
+
+
+def load_config(overrides: Mapping[str, Any] | None = None,
+                environ: Mapping[str, str] | None = None,
+                config_file: str | Path | None = None) -> Config:
+    """Build the validated Config from defaults, the file, the environment and flag overrides."""
+    environ = environ or {}
+    config_file = config_file or environ.get("AGENTSLA_CONFIG")
+    file_data = _read_file(config_file)
+    origin = f"config file {config_file}" if config_file else "config"
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        value = setting.default
+        source = "default"
+        if setting.name in file_data:
+            value, source = file_data[setting.name], origin
+        if setting.env_var in environ:
+            value, source = environ[setting.env_var], f"environment {setting.env_var}"
+        if overrides and overrides.get(setting.name) is not None:
+            value, source = overrides[setting.name], f"flag {setting.flag}"
+        values[setting.name] = _parse_setting(setting, value, source)
+    sections: dict[str, Any] = {}
+    for name, cls in _SECTION_CLASSES.items():
+        kwargs = {f.name: values[f.name] for f in fields(cls) if f.name in values}
+        if cls is TasksConfig:
+            kwargs["budgets_by_type"] = _parse_budgets(file_data.get("task_budgets"), origin)
+        sections[name] = cls(**kwargs)
+    findings = file_data.get("findings") or {}
+    alerts = file_data.get("alerts") or {}
+    for key, value in (("findings", findings), ("alerts", alerts)):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{origin}: {key} must be a mapping")
+    return Config(slos=_parse_slos(file_data.get("slos"), origin), findings=findings,
+                  alerts=alerts, **sections)

@@ -1,0 +1,61 @@
+"""Error classes: classified where they happen, translated to statuses only at the edges."""
+
+
+class AgentslaError(Exception):
+    """Base error carrying a message meant for the user."""
+
+    status = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PermanentError(AgentslaError):
+    """Bad input: retrying the same request cannot succeed (HTTP 400, gRPC INVALID_ARGUMENT)."""
+
+    status = 400
+
+
+class PayloadTooLarge(PermanentError):
+    """The request body (before or after decompression) is over the configured limit."""
+
+    status = 413
+
+
+class UnsupportedMediaType(PermanentError):
+    """The request's content type is not one OTLP/HTTP defines."""
+
+    status = 415
+
+
+class NotFound(PermanentError):
+    """The thing asked for does not exist."""
+
+    status = 404
+
+
+class Unauthorized(PermanentError):
+    """A bearer token is configured and the request did not present it."""
+
+    status = 401
+
+
+class RetryableError(AgentslaError):
+    """Transient failure: the client should retry later (HTTP 503/429, gRPC UNAVAILABLE)."""
+
+    status = 503
+
+    def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class Overloaded(RetryableError):
+    """The ingest queue is full; back off and retry (HTTP 429, gRPC RESOURCE_EXHAUSTED)."""
+
+    status = 429
+
+
+class ConfigError(AgentslaError):
+    """A setting has a bad value; the message names the key and the value."""

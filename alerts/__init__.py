@@ -1,0 +1,1 @@
+"""Alert rules, evaluation, routing, notifiers, incidents and timeline export."""

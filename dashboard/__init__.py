@@ -1,0 +1,1 @@
+"""Streamlit pages and Plotly figures; reads only through the query API."""

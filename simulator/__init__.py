@@ -1,0 +1,1 @@
+"""Agent-platform traffic and incident scenarios, exported as real OTLP."""
