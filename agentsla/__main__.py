@@ -1,0 +1,7 @@
+"""Allow `python -m agentsla`."""
+
+import sys
+
+from agentsla.cli import main
+
+sys.exit(main())

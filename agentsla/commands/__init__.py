@@ -1,0 +1,1 @@
+"""Subcommands of the `agentsla` CLI: each module defines add_parser(subparsers)."""

@@ -1,0 +1,24 @@
+"""Command-line flags generated from the settings table, so help, env and file stay in step."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Iterable, Mapping
+
+from agentsla.config import SETTINGS_BY_NAME, Config, load_config
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
+    """Add `--config` and one flag per named setting, with its default and env var in the help."""
+    parser.add_argument("--config", metavar="FILE",
+                        help="YAML config file (env AGENTSLA_CONFIG); see docs/configuration.md")
+    for name in names:
+        setting = SETTINGS_BY_NAME[name]
+        parser.add_argument(setting.flag, dest=name, default=None, metavar=name.split("_")[-1].upper(),
+                            help=f"{setting.help} Default {setting.default!r}; env {setting.env_var}.")
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
+    """Load the Config with the flags given on the command line taking precedence."""
+    overrides = {name: getattr(args, name) for name in SETTINGS_BY_NAME if hasattr(args, name)}
+    return load_config(overrides, environ, getattr(args, "config", None))
