@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Iterable, Mapping
 
-from agentsla.config import SETTINGS_BY_NAME, Config, load_config
+from agentsla.config import (SETTINGS_BY_NAME, Config, load_config, parse_bytes, parse_duration,
+                             parse_int, parse_port)
+
+_METAVARS = {parse_port: "PORT", parse_bytes: "SIZE", parse_duration: "DURATION", parse_int: "N"}
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, names: Iterable[str]) -> None:
@@ -14,7 +17,8 @@ def add_setting_flags(parser: argparse.ArgumentParser, names: Iterable[str]) -> 
                         help="YAML config file (env AGENTSLA_CONFIG); see docs/configuration.md")
     for name in names:
         setting = SETTINGS_BY_NAME[name]
-        parser.add_argument(setting.flag, dest=name, default=None, metavar=name.split("_")[-1].upper(),
+        parser.add_argument(setting.flag, dest=name, default=None, 
+                            metavar=_METAVARS.get(setting.parse, name.split("_")[-1].upper()),
                             help=f"{setting.help} Default {setting.default!r}; env {setting.env_var}.")
 
 

@@ -1,0 +1,84 @@
+"""`agentsla serve`: one process owning the DuckDB file, its receivers, writer and query API."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+
+import uvicorn
+
+from agentsla.collector.grpc import start_grpc_server
+from agentsla.collector.http import create_otlp_http_app
+from agentsla.collector.pipeline import IngestPipeline
+from agentsla.collector.receiver import Exporter
+from agentsla.collector.store import open_store
+from agentsla.collector.writer import TaskWriter
+from agentsla.config import Config
+from agentsla.queries.api import create_api_app
+
+log = logging.getLogger("agentsla.server")
+
+
+class _Server(uvicorn.Server):
+    """A uvicorn server that leaves signal handling to agentsla (one handler stops everything)."""
+
+    def capture_signals(self):  # type: ignore[override]
+        return contextlib.nullcontext()
+
+
+def _http_server(app, config: Config, port: int) -> _Server:
+    return _Server(uvicorn.Config(
+        app, host=config.server.host, port=port, log_level="warning", access_log=False,
+        lifespan="off", limit_concurrency=config.server.max_connections,
+        timeout_keep_alive=max(1, int(config.server.keepalive_timeout))))
+
+
+async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
+    """Run until SIGTERM/SIGINT (or `stop`): then stop accepting, flush, checkpoint, return."""
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    con = open_store(config.server.db_path)
+    pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks)
+    pipeline.start()
+    exporter = Exporter(config.ingest, pipeline.submit)
+    otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token),
+                             config, config.server.otlp_http_port)
+    api = _http_server(create_api_app(con.cursor, config, lambda: _health(pipeline, exporter)),
+                       config, config.server.api_port)
+    grpc_server, grpc_port = await start_grpc_server(
+        exporter, config.server.host, config.server.otlp_grpc_port, config.server.ingest_token,
+        config.ingest.max_body_bytes)
+    tasks = [asyncio.create_task(s.serve()) for s in (otlp_http, api)]
+    await _announce(config, grpc_port, (otlp_http, api), tasks)
+    await stop.wait()
+    log.warning("shutting down: no new requests, flushing queued spans")
+    for server in (otlp_http, api):
+        server.should_exit = True
+    await grpc_server.stop(grace=5)
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.to_thread(pipeline.close)
+    con.close()
+    log.warning("stopped cleanly")
+
+
+def _health(pipeline: IngestPipeline, exporter: Exporter) -> dict:
+    health = pipeline.health()
+    health["ingest"]["rejected_spans"] = exporter.rejected_spans
+    return health
+
+
+async def _announce(config: Config, grpc_port: int, servers: tuple[_Server, ...],
+                    tasks: list[asyncio.Task]) -> None:
+    """Wait until the HTTP listeners are bound, then say where everything is."""
+    while not all(s.started for s in servers):
+        if any(t.done() for t in tasks):  # uvicorn exits its task when it cannot bind
+            raise OSError("an HTTP listener failed to start (is the port in use?)")
+        await asyncio.sleep(0.02)
+    host = config.server.host
+    print(f"agentsla serving  OTLP/HTTP http://{host}:{config.server.otlp_http_port}/v1/traces  "
+          f"OTLP/gRPC {host}:{grpc_port}  API http://{host}:{config.server.api_port}/api/v1  "
+          f"data {config.server.db_path}", flush=True)

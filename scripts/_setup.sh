@@ -1,0 +1,21 @@
+# Sourced by scripts/demo and scripts/test: create .venv and install agentsla with EXTRAS.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "agentsla needs Python 3.11 or newer as '$PY' (set PYTHON=...)" >&2
+    exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    echo "==> creating .venv"
+    "$PY" -m venv .venv
+fi
+stamp=".venv/.installed-${EXTRAS}-$(cat pyproject.toml | sha1sum | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+    echo "==> installing agentsla[${EXTRAS}] into .venv"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${EXTRAS}]"
+    touch "$stamp"
+fi
+export PATH="$ROOT/.venv/bin:$PATH"

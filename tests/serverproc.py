@@ -1,0 +1,102 @@
+"""Run the real `agentsla serve` as a subprocess on free loopback ports, for end-to-end tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class ServerProcess:
+    """One `agentsla serve` process with its own data dir and ports."""
+
+    data_dir: Path
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    http_port: int = field(default_factory=free_port)
+    grpc_port: int = field(default_factory=free_port)
+    api_port: int = field(default_factory=free_port)
+    proc: subprocess.Popen | None = None
+    log: str = ""
+
+    @property
+    def otlp_url(self) -> str:
+        """Base URL of the OTLP/HTTP receiver."""
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def traces_url(self) -> str:
+        """URL of POST /v1/traces."""
+        return f"{self.otlp_url}/v1/traces"
+
+    @property
+    def grpc_target(self) -> str:
+        """host:port of the gRPC receiver."""
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def api_url(self) -> str:
+        """Base URL of the query API."""
+        return f"http://127.0.0.1:{self.api_port}"
+
+    def start(self, timeout: float = 30.0) -> "ServerProcess":
+        """Start the server and wait until its API answers."""
+        args = [sys.executable, "-m", "agentsla", "serve", "--data-dir", str(self.data_dir),
+                "--otlp-http-port", str(self.http_port), "--otlp-grpc-port", str(self.grpc_port),
+                "--api-port", str(self.api_port), *self.extra_args]
+        env = {**os.environ, **self.env}
+        self.proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"agentsla serve exited {self.proc.returncode}: "
+                                   f"{self.proc.stdout.read()}")
+            try:
+                if httpx.get(f"{self.api_url}/api/v1/health", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.kill()
+        raise TimeoutError("agentsla serve did not become healthy")
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM the server and return its exit code."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self._collect_output()
+
+    def kill(self) -> None:
+        """SIGKILL the server (simulated crash)."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self._collect_output()
+
+    def _collect_output(self) -> None:
+        if self.proc and self.proc.stdout and not self.proc.stdout.closed:
+            self.log += self.proc.stdout.read()
+            self.proc.stdout.close()
+
+    def api(self, path: str, **params) -> httpx.Response:
+        """GET an API path."""
+        return httpx.get(f"{self.api_url}{path}", params=params, timeout=10)
