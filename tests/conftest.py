@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # test helpers: serverproc, spanfactory
-
-from serverproc import ServerProcess  # noqa: E402
+from serverproc import ServerProcess
 
 
 @pytest.fixture

@@ -1,0 +1,139 @@
+"""Span tree of one task: parents, children and depths, safe against orphans and parent cycles.
+
+Spans are keyed by (trace_id, span_id) because a task may hold several traces. The tree is built
+by a breadth-first walk from the spans whose parent is absent, so it is acyclic by construction:
+a span that names itself or a cycle-mate as parent is attached once, from the first side reached.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterator, Mapping, Sequence
+
+Span = Mapping[str, Any]
+Key = tuple[Any, Any]
+
+# Exporters that do not know better send an all-zero parent id for a root.
+_NO_PARENT_IDS = frozenset({"", "0" * 16})
+
+
+def span_key(span: Span) -> Key:
+    """Return the key identifying a span inside a task: (trace id, span id)."""
+    return (span.get("trace_id"), span.get("span_id"))
+
+
+def has_parent_id(span: Span) -> bool:
+    """Tell whether the span names a parent at all (a root names none)."""
+    parent = span.get("parent_span_id")
+    return parent is not None and parent not in _NO_PARENT_IDS
+
+
+def start_of(span: Span) -> int:
+    """Return the span's start in unix ns (0 when missing)."""
+    return span.get("start_ns") or 0
+
+
+def end_of(span: Span) -> float:
+    """Return the span's end in unix ns, or infinity for a span that never ended."""
+    end = span.get("end_ns")
+    return math.inf if end is None else end
+
+
+def is_hop(span: Span) -> bool:
+    """Tell whether the span is a hop: its hop kind is set and is not `other`."""
+    return span.get("hop_kind") not in (None, "other")
+
+
+def _order_key(span: Span) -> tuple:
+    return (start_of(span), str(span.get("span_id") or ""), str(span.get("trace_id") or ""))
+
+
+@dataclass
+class SpanTree:
+    """The spans of one task arranged as an acyclic forest."""
+
+    spans: dict[Key, Span]
+    order: list[Key]
+    parent: dict[Key, Key] = field(default_factory=dict)
+    children: dict[Key, list[Key]] = field(default_factory=lambda: defaultdict(list))
+    depth: dict[Key, int] = field(default_factory=dict)
+
+    @cached_property
+    def root(self) -> Span | None:
+        """Return the earliest-starting span with no parent id, or None before it arrives."""
+        for key in self.order:
+            if not has_parent_id(self.spans[key]):
+                return self.spans[key]
+        return None
+
+    @cached_property
+    def structural_root(self) -> Span | None:
+        """Return the root, else the earliest span whose parent is absent (None if no spans)."""
+        root = self.root
+        if root is not None:
+            return root
+        # Every tree of the forest has a top, so this finds one whenever there are spans.
+        return next((self.spans[k] for k in self.order if k not in self.parent), None)
+
+    def ancestors_or_self(self, key: Key) -> Iterator[Key]:
+        """Yield the key, its parent, and so on up to the top of its tree."""
+        while key is not None:
+            yield key
+            key = self.parent.get(key)
+
+    def descendants(self, key: Key) -> Iterator[Key]:
+        """Yield every descendant of the key (not the key itself)."""
+        stack = list(self.children.get(key, ()))
+        while stack:
+            child = stack.pop()
+            yield child
+            stack.extend(self.children.get(child, ()))
+
+    def in_order(self) -> Iterator[Span]:
+        """Yield the spans by start time (ties by span id)."""
+        return (self.spans[k] for k in self.order)
+
+
+def _declared_parent(span: Span, key: Key, spans: Mapping[Key, Span]) -> Key | None:
+    if not has_parent_id(span):
+        return None
+    parent = (span.get("trace_id"), span.get("parent_span_id"))
+    return parent if parent != key and parent in spans else None
+
+
+def _attach_from(tree: SpanTree, top: Key, kids: Mapping[Key, list[Key]]) -> None:
+    tree.depth[top] = 0
+    queue = deque([top])
+    while queue:
+        node = queue.popleft()
+        for child in kids.get(node, ()):
+            if child in tree.depth:
+                continue  # a cycle or a second route: keep the first attachment
+            tree.depth[child] = tree.depth[node] + 1
+            tree.parent[child] = node
+            tree.children[node].append(child)
+            queue.append(child)
+
+
+def build_tree(spans: Sequence[Span]) -> SpanTree:
+    """Index the spans of one task: first copy of each key wins; O(n log n)."""
+    by_key: dict[Key, Span] = {}
+    for span in spans:
+        by_key.setdefault(span_key(span), span)
+    order = sorted(by_key, key=lambda k: _order_key(by_key[k]))
+    tree = SpanTree(spans=by_key, order=order)
+    declared = {k: _declared_parent(by_key[k], k, by_key) for k in order}
+    kids: dict[Key, list[Key]] = defaultdict(list)
+    for key in order:
+        if declared[key] is not None:
+            kids[declared[key]].append(key)
+    for key in order:
+        if declared[key] is None:
+            _attach_from(tree, key, kids)
+    for key in order:  # spans only reachable through a parent cycle: break it at the earliest
+        if key not in tree.depth:
+            _attach_from(tree, key, kids)
+    return tree
