@@ -11,10 +11,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from agentsla.collector._decode import check_span_count
 from agentsla.collector.normalize import normalize_request
 from agentsla.collector.writer import Row
 from agentsla.config import IngestConfig
-from agentsla.errors import PayloadTooLarge
 
 Submit = Callable[[list[Row]], Awaitable[None]]
 
@@ -29,7 +29,7 @@ class Exporter:
 
     async def export(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
         """Store the request's valid spans; report the invalid ones as a partial success."""
-        _check_span_count(request, self.limits.max_spans_per_request)
+        check_span_count(request, self.limits.max_spans_per_request)
         # Normalization is CPU work: run it off the event loop so health checks stay responsive.
         batch = await to_thread.run_sync(normalize_request, request, self.limits, time.time_ns())
         if batch.rows:
@@ -41,10 +41,3 @@ class Exporter:
             response.partial_success.error_message = "; ".join(batch.errors)
         return response
 
-
-def _check_span_count(request: ExportTraceServiceRequest, limit: int) -> None:
-    count = sum(len(scope.spans) for resource in request.resource_spans
-                for scope in resource.scope_spans)
-    if count > limit:
-        raise PayloadTooLarge(f"request carries {count} spans; the limit is {limit} "
-                              "(max_spans_per_request)")

@@ -1,0 +1,217 @@
+"""Decode OTLP/HTTP trace request bodies (protobuf or JSON, optionally compressed) into protos.
+
+Shared by the HTTP receiver (which passes the body, Content-Type and Content-Encoding) and by
+anything else that holds raw OTLP bytes. Every failure is classified here: a body over the
+limits raises PayloadTooLarge, an unknown media type or encoding UnsupportedMediaType, anything
+undecodable PermanentError; all carry a message meant for the client.
+
+OTLP/JSON follows https://opentelemetry.io/docs/specs/otlp/#json-protobuf-encoding: trace and
+span ids are hex strings (not base64, unlike the generic protobuf JSON mapping), 64-bit integers
+may be strings or numbers, enums may be integers or names, unknown fields are ignored, and both
+lowerCamelCase and original snake_case field names are accepted.
+"""
+
+from __future__ import annotations
+
+import base64
+import zlib
+from typing import Any
+
+import orjson
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentsla.config import IngestConfig
+from agentsla.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType
+
+PROTOBUF_TYPES = ("application/x-protobuf", "application/protobuf")
+JSON_TYPES = ("application/json",)
+ENCODINGS = ("gzip", "deflate", "identity")
+
+# zlib wbits: gzip container, zlib container, raw deflate stream.
+_GZIP_WBITS = 16 + zlib.MAX_WBITS
+_ZLIB_WBITS = zlib.MAX_WBITS
+_RAW_WBITS = -zlib.MAX_WBITS
+
+# JSON keys holding ids, both spellings OTLP/JSON receivers must accept.
+_ID_KEYS = ("traceId", "trace_id", "spanId", "span_id", "parentSpanId", "parent_span_id")
+# An id that is not valid hex becomes this one-byte value: the request still decodes and
+# normalization rejects just that span (partial success), and a bad parent id is never
+# mistaken for "no parent" (an empty id would make the span a root).
+_BAD_ID = base64.b64encode(b"\x00").decode()
+
+
+def decode_body(body: bytes, content_type: str, content_encoding: str | None,
+                limits: IngestConfig) -> ExportTraceServiceRequest:
+    """Decode one OTLP/HTTP trace request body, enforcing the size limit (span count: receiver)."""
+    media_type = _media_type(content_type)
+    if len(body) > limits.max_body_bytes:
+        raise PayloadTooLarge(f"request body of {len(body)} bytes is over the limit of "
+                              f"{limits.max_body_bytes} bytes")
+    raw = decompress(body, content_encoding, limits.max_body_bytes)
+    if media_type in JSON_TYPES:
+        request = parse_json(raw)
+    else:
+        request = parse_protobuf(raw)
+    return request
+
+
+def _media_type(content_type: str | None) -> str:
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    if media_type not in PROTOBUF_TYPES and media_type not in JSON_TYPES:
+        raise UnsupportedMediaType(
+            f"unsupported Content-Type {content_type!r}: OTLP/HTTP accepts "
+            f"{', '.join(PROTOBUF_TYPES + JSON_TYPES)}")
+    return media_type
+
+
+def decompress(body: bytes, content_encoding: str | None, max_bytes: int) -> bytes:
+    """Undo a Content-Encoding, never producing (or allocating much) more than max_bytes."""
+    encoding = (content_encoding or "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding in ("gzip", "x-gzip"):
+        return _inflate(body, _GZIP_WBITS, max_bytes, "gzip")
+    if encoding == "deflate":
+        # RFC 9110 says zlib-wrapped; some clients send a raw deflate stream: accept both.
+        wbits = _ZLIB_WBITS if _has_zlib_header(body) else _RAW_WBITS
+        return _inflate(body, wbits, max_bytes, "deflate")
+    raise UnsupportedMediaType(f"unsupported Content-Encoding {content_encoding!r}: "
+                               f"accepted are {', '.join(ENCODINGS)}")
+
+
+def _has_zlib_header(body: bytes) -> bool:
+    return len(body) >= 2 and body[0] & 0x0F == 8 and (body[0] << 8 | body[1]) % 31 == 0
+
+
+def _inflate(body: bytes, wbits: int, max_bytes: int, name: str) -> bytes:
+    """Stream-decompress body in bounded steps; concatenated gzip members are all read."""
+    chunks: list[bytes] = []
+    total = 0
+    data = body
+    while data:
+        stream = zlib.decompressobj(wbits)
+        try:
+            while not stream.eof:
+                # Ask for at most one byte over the limit: enough to know it is exceeded.
+                chunk = stream.decompress(data, max_bytes - total + 1)
+                total += len(chunk)
+                if total > max_bytes:
+                    raise PayloadTooLarge(f"{name}-decompressed body is over the limit of "
+                                          f"{max_bytes} bytes")
+                chunks.append(chunk)
+                data = stream.unconsumed_tail
+                if not chunk and not data:
+                    raise PermanentError(f"cannot decompress {name} body: data is truncated")
+        except zlib.error as exc:
+            raise PermanentError(f"cannot decompress {name} body: {exc}") from None
+        data = stream.unused_data
+        if wbits != _GZIP_WBITS or not data.strip(b"\x00"):
+            break  # trailing zero padding after the last gzip member is tolerated, as gzip does
+    return b"".join(chunks)
+
+
+def parse_protobuf(raw: bytes) -> ExportTraceServiceRequest:
+    """Parse a binary protobuf ExportTraceServiceRequest."""
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(raw)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        raise PermanentError(f"cannot decode OTLP protobuf: {exc}") from None
+    return request
+
+
+def parse_json(raw: bytes) -> ExportTraceServiceRequest:
+    """Parse an OTLP/JSON ExportTraceServiceRequest (hex ids, lenient integers and enums)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise PermanentError(f"cannot decode OTLP JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise PermanentError(f"cannot decode OTLP JSON: the body must be a JSON object, "
+                             f"not {_json_type(data)}")
+    _convert_ids(data)
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(data, request, ignore_unknown_fields=True)
+    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+        raise PermanentError(f"cannot decode OTLP JSON: {_short(exc)}") from None
+    return request
+
+
+def _convert_ids(data: dict[str, Any]) -> None:
+    """Rewrite hex ids in place into the base64 form the protobuf JSON mapping expects.
+
+    Only well-typed containers are walked; anything else is left for ParseDict to report.
+    """
+    for resource_spans in _items(data, "resourceSpans", "resource_spans"):
+        _rename_legacy(resource_spans)
+        for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans"):
+            for span in _items(scope_spans, "spans", "spans"):
+                _convert_span_ids(span)
+                for link in _items(span, "links", "links"):
+                    _convert_span_ids(link)
+
+
+def _rename_legacy(resource_spans: dict[str, Any]) -> None:
+    # OTLP < 0.19 exporters send instrumentationLibrarySpans; without this their spans would be
+    # silently dropped as unknown fields.
+    legacy = resource_spans.get("instrumentationLibrarySpans")
+    if legacy is None or "scopeSpans" in resource_spans or "scope_spans" in resource_spans:
+        return
+    resource_spans["scopeSpans"] = legacy
+    for scope_spans in legacy if isinstance(legacy, list) else ():
+        if isinstance(scope_spans, dict) and "instrumentationLibrary" in scope_spans:
+            scope_spans["scope"] = scope_spans.pop("instrumentationLibrary")
+
+
+def _items(obj: Any, camel: str, snake: str) -> list[dict[str, Any]]:
+    if not isinstance(obj, dict):
+        return []
+    value = obj.get(camel, obj.get(snake))
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def _convert_span_ids(obj: dict[str, Any]) -> None:
+    for key in _ID_KEYS:
+        value = obj.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise PermanentError(f"cannot decode OTLP JSON: {key} must be a hex string, "
+                                 f"not {_json_type(value)}")
+        obj[key] = _hex_to_base64(value)
+
+
+def _hex_to_base64(value: str) -> str:
+    try:
+        return base64.b64encode(bytes.fromhex(value)).decode()
+    except ValueError:
+        return _BAD_ID
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+            type(None): "null"}.get(type(value), "a number")
+
+
+def _short(exc: Exception, limit: int = 300) -> str:
+    text = str(exc)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def count_spans(request: ExportTraceServiceRequest) -> int:
+    """Count the spans in a request."""
+    return sum(len(scope_spans.spans) for resource_spans in request.resource_spans
+               for scope_spans in resource_spans.scope_spans)
+
+
+def check_span_count(request: ExportTraceServiceRequest, max_spans: int) -> None:
+    """Raise PayloadTooLarge if the request carries more than max_spans spans."""
+    count = count_spans(request)
+    if count > max_spans:
+        raise PayloadTooLarge(f"request carries {count} spans, over the limit of {max_spans} "
+                              f"per request")
