@@ -1,0 +1,129 @@
+"""ApiClient: the small HTTP client of the query API, used by the CLI and the dashboard."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+from urllib.parse import quote
+
+import httpx
+
+from agentsla.config import Config
+from agentsla.errors import AgentslaError, NotFound, PermanentError, RetryableError, Unauthorized
+
+_ERRORS_BY_STATUS = {400: PermanentError, 401: Unauthorized, 404: NotFound, 503: RetryableError}
+
+
+class ApiClient:
+    """Call the agentsla query API; every method returns the decoded JSON (or text)."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout,
+                                  transport=transport)
+
+    @classmethod
+    def from_config(cls, config: Config, **kwargs: Any) -> "ApiClient":
+        """Build a client for config.client.api, sending config.server.api_token if set."""
+        return cls(config.client.api, token=config.server.api_token or None, **kwargs)
+
+    def close(self) -> None:
+        """Close the underlying connections."""
+        self._http.close()
+
+    def __enter__(self) -> "ApiClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None, text: bool = False) -> Any:
+        """GET one API path; raise AgentslaError carrying the server's message on failure."""
+        clean = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
+        try:
+            response = self._http.get(path, params=clean)
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise AgentslaError(f"cannot reach the agentsla API at {self.base_url}: {reason}; "
+                                "is `agentsla serve` running?") from None
+        if response.status_code >= 400:
+            raise _error_from(response)
+        if text:
+            return response.text
+        try:
+            return response.json()
+        except ValueError:
+            raise AgentslaError(f"the agentsla API at {self.base_url} answered {path} with "
+                                "something that is not JSON; is --api the query API port?"
+                                ) from None
+
+    def health(self) -> dict:
+        """GET /api/v1/health."""
+        return self.get("/api/v1/health")
+
+    def sla(self, **params: Any) -> dict:
+        """GET /api/v1/sla (from, to, window, step, group_by, task_type, tenant_id)."""
+        return self.get("/api/v1/sla", params)
+
+    def hops(self, **params: Any) -> dict:
+        """GET /api/v1/hops (from, to, window, hop_kind, task_type, tenant_id, limit)."""
+        return self.get("/api/v1/hops", params)
+
+    def root_causes(self, **params: Any) -> dict:
+        """GET /api/v1/root-causes (from, to, window, step, task_type, tenant_id, limit)."""
+        return self.get("/api/v1/root-causes", params)
+
+    def budget(self, **params: Any) -> dict:
+        """GET /api/v1/budget (from, to, window, task_type, tenant_id)."""
+        return self.get("/api/v1/budget", params)
+
+    def slo(self, **params: Any) -> dict:
+        """GET /api/v1/slo (to, task_type)."""
+        return self.get("/api/v1/slo", params)
+
+    def findings(self, **params: Any) -> dict:
+        """GET /api/v1/findings (window parameters, kind)."""
+        return self.get("/api/v1/findings", params)
+
+    def alerts(self, **params: Any) -> dict:
+        """GET /api/v1/alerts (served once the alerts engineer registers the route)."""
+        return self.get("/api/v1/alerts", params)
+
+    def incidents(self, **params: Any) -> dict:
+        """GET /api/v1/incidents (served once the alerts engineer registers the route)."""
+        return self.get("/api/v1/incidents", params)
+
+    def tasks(self, **params: Any) -> dict:
+        """GET /api/v1/tasks (window parameters, outcome, task_type, tenant_id, ffh_kind,
+        ffh_name, limit)."""
+        return self.get("/api/v1/tasks", params)
+
+    def task(self, task_id: str) -> dict:
+        """GET /api/v1/tasks/{task_id}: the task, its first failing hop and span tree."""
+        return self.get(f"/api/v1/tasks/{quote(task_id, safe='')}")
+
+    def trace(self, trace_id: str) -> dict:
+        """GET /api/v1/traces/{trace_id}: the trace's span tree."""
+        return self.get(f"/api/v1/traces/{quote(trace_id, safe='')}")
+
+    def alerts(self, **params: Any) -> dict:
+        """GET /api/v1/alerts (404 while the server has no alerting)."""
+        return self.get("/api/v1/alerts", params)
+
+    def metrics(self) -> str:
+        """GET /metrics as Prometheus text."""
+        return self.get("/metrics", text=True)
+
+    def openapi(self) -> dict:
+        """GET /api/v1/openapi.json."""
+        return self.get("/api/v1/openapi.json")
+
+
+def _error_from(response: httpx.Response) -> AgentslaError:
+    try:
+        message = response.json()["error"]
+    except (ValueError, KeyError, TypeError):
+        message = response.text.strip()[:200] or response.reason_phrase
+    cls = _ERRORS_BY_STATUS.get(response.status_code, AgentslaError)
+    return cls(f"{message} (HTTP {response.status_code})")

@@ -1,0 +1,144 @@
+"""Prometheus text exposition (format 0.0.4) of agentsla's task, SLO and ingest metrics.
+
+Ratio gauges cover the tasks that finished in the last `window_ns` (default 5 minutes, a
+scrape-friendly recent window) per task type; `agentsla_tasks_finished_total` counts every
+finished task still stored (it drops when retention deletes old tasks). Samples whose value is
+undefined (no finished tasks) are left out rather than sent as NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable, Iterable, Mapping
+
+from agentsla.config import Config
+from agentsla.queries._sql import fetch_dicts
+from agentsla.queries.sla import RATED_OUTCOMES, sla_by
+from agentsla.queries.slo import slo_status
+
+NS = 1_000_000_000
+DEFAULT_WINDOW_NS = 300 * NS
+Sample = tuple[dict[str, str], float | int | None]
+
+_FINISHED_SQL = """
+select task_type, outcome, count(*) as tasks
+from tasks
+where finished
+group by task_type, outcome
+order by task_type nulls first, outcome
+"""
+
+
+def escape_label(value: str) -> str:
+    """Escape a label value: backslash, double quote and line feed, per the exposition format."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def format_value(value: float | int) -> str:
+    """Format a sample value (`+Inf`, `-Inf`, `NaN` spelled as the format wants)."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
+
+
+def family(name: str, kind: str, help_text: str, samples: Iterable[Sample]) -> list[str]:
+    """Render one metric family: HELP, TYPE and one line per sample with a value."""
+    lines = [f"# HELP {name} {help_text.replace(chr(92), chr(92) * 2).replace(chr(10), ' ')}",
+             f"# TYPE {name} {kind}"]
+    for labels, value in samples:
+        if value is None:
+            continue
+        body = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels.items())
+        lines.append(f"{name}{{{body}}} {format_value(value)}" if body else
+                     f"{name} {format_value(value)}")
+    return lines
+
+
+def _type_label(row: Mapping) -> dict[str, str]:
+    return {"task_type": row.get("task_type") or ""}
+
+
+def _task_families(rows: list[dict]) -> list[str]:
+    lines: list[str] = []
+    for outcome in RATED_OUTCOMES:
+        lines += family(f"agentsla_task_{outcome}_ratio", "gauge",
+                        f"Share of the recently finished tasks (cancelled excluded) that were "
+                        f"{outcome}.", [(_type_label(r), r[f"{outcome}_rate"]) for r in rows])
+    lines += family("agentsla_gateway_success_ratio", "gauge",
+                    "Share of recently finished tasks whose root answered without ERROR, 5xx or 429.",
+                    [(_type_label(r), r["gateway_success_rate"]) for r in rows])
+    lines += family("agentsla_tasks_in_progress", "gauge",
+                    "Tasks started in the recent window and not finished.",
+                    [(_type_label(r), r["in_progress"]) for r in rows])
+    quantiles = [({**_type_label(r), "quantile": q}, _seconds(r[f"latency_p{p}_ms"]))
+                 for r in rows for q, p in (("0.5", 50), ("0.95", 95), ("0.99", 99))]
+    lines += family("agentsla_task_duration_seconds", "gauge",
+                    "Quantiles of the duration of recently finished tasks.", quantiles)
+    return lines
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000.0
+
+
+def _slo_families(slos: list[dict]) -> list[str]:
+    lines = family("agentsla_slo_objective", "gauge", "SLO objective (share of good tasks).",
+                   [(_type_label(s), s["objective"]) for s in slos])
+    lines += family("agentsla_slo_error_budget_remaining", "gauge",
+                    "Error budget left over the SLO period (1 = untouched, below 0 = overspent).",
+                    [(_type_label(s), s["error_budget_remaining"]) for s in slos])
+    lines += family("agentsla_slo_burn_rate", "gauge",
+                    "Error-budget burn rate over the window ending now (1 = exactly on budget).",
+                    [({**_type_label(s), "window": w}, v) for s in slos
+                     for w, v in s["burn_rates"].items()])
+    return lines
+
+
+#: Ingest statistics (collector.pipeline.IngestStats, server health) that only ever grow.
+COUNTER_KEYS = frozenset({"accepted_spans", "duplicate_spans", "refused_spans", "failed_spans",
+                          "rejected_spans", "commits", "lost_tasks_declared",
+                          "retention_deleted_tasks"})
+
+
+def _ingest_families(stats: Mapping[str, float]) -> list[str]:
+    lines: list[str] = []
+    for key, value in sorted(stats.items()):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        name = "agentsla_ingest_" + re.sub(r"[^a-zA-Z0-9_]", "_", key)
+        counter = key in COUNTER_KEYS or name.endswith("_total")
+        if counter and not name.endswith("_total"):
+            name += "_total"
+        lines += family(name, "counter" if counter else "gauge", f"Ingest statistic {key}.",
+                        [({}, value)])
+    return lines
+
+
+def render_metrics(cur, config: Config, now_ns: int,
+                   stats: Callable[[], Mapping[str, float]] | None = None,
+                   window_ns: int = DEFAULT_WINDOW_NS) -> str:
+    """Answer: what are agentsla's metrics now, in Prometheus text format?
+
+    Families: agentsla_task_<outcome>_ratio, agentsla_gateway_success_ratio,
+    agentsla_tasks_in_progress, agentsla_task_duration_seconds{quantile} (per task_type over the
+    window), agentsla_tasks_finished_total{task_type,outcome}, agentsla_slo_objective,
+    agentsla_slo_error_budget_remaining, agentsla_slo_burn_rate{task_type,window}, and
+    agentsla_ingest_<name> for each number `stats()` returns (counters, suffixed _total, for
+    COUNTER_KEYS and names ending in _total; gauges otherwise).
+    """
+    lines = _task_families(sla_by(cur, now_ns - window_ns, now_ns, "task_type"))
+    finished = fetch_dicts(cur, _FINISHED_SQL)
+    lines += family("agentsla_tasks_finished_total", "counter",
+                    "Finished tasks still stored, by outcome.",
+                    [({**_type_label(r), "outcome": r["outcome"]}, r["tasks"]) for r in finished])
+    lines += _slo_families(slo_status(cur, config, now_ns))
+    if stats is not None:
+        lines += _ingest_families(stats())
+    return "\n".join(lines) + "\n"

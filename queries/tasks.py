@@ -1,0 +1,160 @@
+"""Tasks and traces: list tasks, one task with its first failing hop and span tree, one trace.
+
+List membership: a finished task belongs to the window holding its end, a task in progress to
+the window holding its start. Span trees nest children under their parent (same trace); spans
+whose parent is absent are top-level. JSON columns (attributes, resource, events, links) are
+parsed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agentsla.contract import OUTCOMES
+from agentsla.errors import PermanentError
+from agentsla.queries._sql import fetch_dicts
+from agentsla.queries.window import rfc3339
+
+MAX_LIMIT = 1000
+#: Most spans returned with one task or trace; the rest are counted, not sent.
+MAX_SPANS = 10_000
+_JSON_COLUMNS = ("attributes", "resource", "events", "links")
+
+_LIST_SQL = """
+with window_tasks as (
+    -- finished tasks by end, tasks in progress by start
+    select *
+    from tasks
+    where ((finished and end_ns >= $start_ns and end_ns < $end_ns)
+        or (not finished and start_ns >= $start_ns and start_ns < $end_ns))
+)
+select *
+from window_tasks
+where ($outcome is null or outcome = $outcome)
+  and ($task_type is null or task_type = $task_type)
+  and ($tenant_id is null or tenant_id = $tenant_id)
+  and ($ffh_kind is null or ffh_kind = $ffh_kind)
+  and ($ffh_name is null or ffh_name = $ffh_name)
+order by coalesce(end_ns, start_ns) desc, task_id
+limit $limit
+"""
+
+_TASK_SQL = "select * from tasks where task_id = $task_id"
+
+_TASK_SPANS_SQL = """
+select *
+from spans
+where task_id = $task_id
+order by start_ns, span_id
+limit $limit
+"""
+
+_TRACE_SPANS_SQL = """
+select *
+from spans
+where trace_id = $trace_id
+order by start_ns, span_id
+limit $limit
+"""
+
+
+def list_tasks(cur, start_ns: int, end_ns: int, outcome: str | None = None,
+               task_type: str | None = None, tenant_id: str | None = None,
+               ffh_kind: str | None = None, ffh_name: str | None = None,
+               limit: int = 100) -> list[dict]:
+    """Answer: which tasks match the filters in the window, newest first?
+
+    Rows: every column of the `tasks` view plus `start` and `end` (RFC 3339). `outcome` may be
+    any of agentsla.contract.OUTCOMES, including in_progress; `limit` is at most MAX_LIMIT.
+    """
+    if outcome is not None and outcome not in OUTCOMES:
+        raise PermanentError(f"bad outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise PermanentError(f"bad limit {limit}: expected 1 to {MAX_LIMIT}")
+    rows = fetch_dicts(cur, _LIST_SQL, {
+        "start_ns": start_ns, "end_ns": end_ns, "outcome": outcome, "task_type": task_type,
+        "tenant_id": tenant_id, "ffh_kind": ffh_kind, "ffh_name": ffh_name, "limit": limit})
+    return [_with_times(r) for r in rows]
+
+
+def get_task(cur, task_id: str) -> dict | None:
+    """Answer: what happened in one task? None when unknown.
+
+    Returns the task row (as in list_tasks) plus `first_failing_hop` {kind, name, reason,
+    span_id, detail_span_id} (null when none), `spans` (a tree: each span's columns, `start`,
+    `end`, parsed JSON columns and `children`) and `spans_truncated` (true past MAX_SPANS).
+    """
+    rows = fetch_dicts(cur, _TASK_SQL, {"task_id": task_id})
+    if not rows:
+        return None
+    task = _with_times(rows[0])
+    spans = fetch_dicts(cur, _TASK_SPANS_SQL, {"task_id": task_id, "limit": MAX_SPANS + 1})
+    return {**task, "first_failing_hop": _first_failing_hop(task), **_tree(spans)}
+
+
+def get_trace(cur, trace_id: str) -> dict | None:
+    """Answer: what are the spans of one trace, as a tree? None when unknown.
+
+    Returns {trace_id, task_ids (the tasks its spans belong to), spans (tree as in get_task),
+    spans_truncated}.
+    """
+    spans = fetch_dicts(cur, _TRACE_SPANS_SQL, {"trace_id": trace_id, "limit": MAX_SPANS + 1})
+    if not spans:
+        return None
+    task_ids = sorted({s["task_id"] for s in spans if s["task_id"] is not None})
+    return {"trace_id": trace_id, "task_ids": task_ids, **_tree(spans)}
+
+
+def _with_times(row: dict) -> dict:
+    return {**row, "start": rfc3339(row.get("start_ns")), "end": rfc3339(row.get("end_ns"))}
+
+
+def _first_failing_hop(task: dict) -> dict | None:
+    if task.get("ffh_kind") is None and task.get("ffh_span_id") is None:
+        return None
+    return {"kind": task["ffh_kind"], "name": task["ffh_name"], "reason": task["ffh_reason"],
+            "span_id": task["ffh_span_id"], "detail_span_id": task["ffh_detail_span_id"]}
+
+
+def _tree(spans: list[dict]) -> dict:
+    """Nest spans under their parents (within a trace), keeping start order among siblings."""
+    truncated = len(spans) > MAX_SPANS
+    nodes = [_node(s) for s in spans[:MAX_SPANS]]
+    by_id = {(n["trace_id"], n["span_id"]): n for n in nodes}
+    parent_of = {key: by_id.get((n["trace_id"], n["parent_span_id"])) for key, n in by_id.items()}
+    roots = []
+    for node in nodes:
+        parent = parent_of[(node["trace_id"], node["span_id"])]
+        if parent is None or _in_cycle(node, parent_of):
+            roots.append(node)
+        else:
+            parent["children"].append(node)
+    return {"spans": roots, "spans_truncated": truncated}
+
+
+def _in_cycle(node: dict, parent_of: dict) -> bool:
+    # malformed parent ids can loop; such a span is shown at the top instead of nested forever
+    seen, current = {id(node)}, parent_of[(node["trace_id"], node["span_id"])]
+    while current is not None:
+        if id(current) in seen:
+            return True
+        seen.add(id(current))
+        current = parent_of[(current["trace_id"], current["span_id"])]
+    return False
+
+
+def _node(span: dict) -> dict:
+    node = _with_times(span)
+    for column in _JSON_COLUMNS:
+        node[column] = _parse_json(node.get(column))
+    node["children"] = []
+    return node
+
+
+def _parse_json(text):
+    if text is None or not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # stored verbatim when it was not JSON; show it as it is
