@@ -53,36 +53,58 @@ class Attempts:
     retries: frozenset[Key]
 
 
-def _attempt_groups(tree: SpanTree) -> list[list[Key]]:
-    # Siblings of the same hop (kind and name) under the same parent id are attempts of one
-    # logical call; the parent id is taken as declared, so orphaned retries still group.
-    groups: dict[tuple, list[Key]] = defaultdict(list)
+def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
+    # Siblings of the same hop (kind and name) under the same parent id, in start order; the
+    # parent id is taken as declared, so orphaned retries still group.
+    runs: dict[tuple, list[Key]] = defaultdict(list)
     for key in tree.order:
         span = tree.spans[key]
         if has_parent_id(span) and is_hop(span) and span.get("hop_name") is not None:
-            group = (span.get("trace_id"), span.get("parent_span_id"), span.get("hop_kind"),
-                     span.get("hop_name"))
-            groups[group].append(key)
-    for keys in groups.values():
+            run = (span.get("trace_id"), span.get("parent_span_id"), span.get("hop_kind"),
+                   span.get("hop_name"))
+            runs[run].append(key)
+    for keys in runs.values():
         keys.sort(key=lambda k: (start_of(tree.spans[k]), tree.spans[k].get("retry_attempt") or 0))
-    return [keys for keys in groups.values() if len(keys) > 1]
+    return list(runs.values())
+
+
+def _continues_call(span: Span, previous: Span) -> bool:
+    # retry.attempt 0 starts a new logical call and > 0 continues one; without numbering, a
+    # repeat right after a failure is a retry, and a repeat after a success is a new call (an
+    # agent loop calling the same model again).
+    attempt = span.get("retry_attempt")
+    if attempt is not None:
+        return attempt > 0
+    return span_failed(previous)
+
+
+def _logical_calls(tree: SpanTree) -> list[list[Key]]:
+    """Split sibling runs of one hop into logical calls, each a list of its attempts."""
+    calls: list[list[Key]] = []
+    for keys in _sibling_runs(tree):
+        current = [keys[0]]
+        for previous, key in zip(keys, keys[1:]):
+            if _continues_call(tree.spans[key], tree.spans[previous]):
+                current.append(key)
+            else:
+                calls.append(current)
+                current = [key]
+        calls.append(current)
+    return calls
 
 
 def classify_attempts(tree: SpanTree) -> Attempts:
-    """Find recovered attempts and retries (retry.attempt > 0, or an unnumbered re-try)."""
+    """Find failed attempts a later attempt of the same call recovered, and the retries."""
     recovered: set[Key] = set()
     retries = {k for k in tree.order if (tree.spans[k].get("retry_attempt") or 0) > 0}
-    for keys in _attempt_groups(tree):
+    for attempts in _logical_calls(tree):
+        retries.update(attempts[1:])
         later_ok = False
-        for key in reversed(keys):
+        for key in reversed(attempts):
             failed = span_failed(tree.spans[key])
             if failed and later_ok:
                 recovered.add(key)
             later_ok = later_ok or not failed
-        for previous, key in zip(keys, keys[1:]):
-            # Without retry numbering, a call repeated right after its failure is a retry.
-            if tree.spans[key].get("retry_attempt") is None and span_failed(tree.spans[previous]):
-                retries.add(key)
     return Attempts(frozenset(recovered), frozenset(retries))
 
 

@@ -249,6 +249,16 @@ CASES: dict[str, Case] = {
         [gateway(**FAILED_ROOT), agent(), tool("t0", end_ms=50),
          tool("t1", start_ms=60, end_ms=100, error_type="timeout")],
         {"outcome": "failed", "retries": 0, **ffh("tool", "web_search", "timeout", "t1")}),
+    # An agent loop calls one model twice: the first call fails on every numbered attempt, the
+    # second call (attempt 0 again) recovers its own 429. The second call's success does not
+    # recover the first call: attempts are numbered per logical call.
+    "later_call_does_not_recover_earlier_call": Case(
+        [gateway(end_ms=9000, **FAILED_ROOT), agent(end_ms=8990),
+         model("a0", start_ms=100, end_ms=200, error_type="rate_limited", retry_attempt=0),
+         model("a1", start_ms=300, end_ms=400, error_type="rate_limited", retry_attempt=1),
+         model("b0", start_ms=5000, end_ms=5100, error_type="rate_limited", retry_attempt=0),
+         model("b1", start_ms=6000, end_ms=7000, retry_attempt=1)],
+        {"outcome": "failed", "retries": 2, **ffh("model", "gpt-4o", "rate_limited", "a0")}),
     # GenAI-only spans (operation names, gen_ai.agent.name, usage tokens); the agent
     # recovered from a failed tool, so the task succeeded.
     "genai_only_shape": Case(
