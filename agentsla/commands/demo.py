@@ -1,0 +1,182 @@
+"""`agentsla demo`: server + simulator + dashboard in one command, playing real incidents."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import random
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Mapping
+
+import httpx
+
+from agentsla.commands._flags import add_setting_flags, config_from_args
+from agentsla.commands.simulate import add_run_flags, parse_headers, speed_of
+from agentsla.errors import AgentslaError
+
+HELP = "Run the server, the dashboard and a simulated platform that plays real incidents."
+_SERVER_FLAGS = ("host", "otlp_http_port", "otlp_grpc_port", "api_port", "data_dir")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `demo` subcommand."""
+    parser = subparsers.add_parser("demo", help=HELP, description=HELP + " Ctrl-C stops "
+                                   "everything. See docs/simulator.md.")
+    add_setting_flags(parser, _SERVER_FLAGS)
+    parser.add_argument("--reset", action="store_true", help="Wipe the data dir first.")
+    parser.add_argument("--dashboard-port", type=int, default=8501, metavar="PORT",
+                        help="Dashboard port (default 8501).")
+    parser.add_argument("--no-dashboard", action="store_true", help="Do not start the dashboard.")
+    parser.add_argument("--schedule", metavar="SPEC",
+                        help="Scenario schedule to play (default: baseline, the six incidents, "
+                             "recovery; about 28 virtual minutes).")
+    parser.add_argument("--exit-when-done", action="store_true",
+                        help="Stop everything once the schedule has played (default: keep the "
+                             "server and dashboard up until Ctrl-C).")
+    parser.add_argument("--startup-timeout", type=float, default=60.0, metavar="SECONDS",
+                        help="How long to wait for the server's /api/v1/health (default 60).")
+    parser.add_argument("--server-command", help=argparse.SUPPRESS)  # tests: a stand-in server
+    add_run_flags(parser, speed_default=10.0)
+    parser.set_defaults(run=run)
+
+
+def _reset(data_dir: Path) -> None:
+    if not data_dir.exists():
+        return
+    if any(data_dir.iterdir()) and not (data_dir / "agentsla.duckdb").exists():
+        raise AgentslaError(f"--reset: {data_dir} does not look like an agentsla data dir "
+                            "(no agentsla.duckdb); not deleting it")
+    shutil.rmtree(data_dir)
+
+
+def _server_command(args: argparse.Namespace, server) -> list[str]:
+    if args.server_command:
+        base = shlex.split(args.server_command)
+    elif importlib.util.find_spec("agentsla.commands.serve") is None:
+        raise AgentslaError("`agentsla serve` is not available in this installation")
+    else:
+        base = [sys.executable, "-m", "agentsla", "serve"]
+    extra = ["--config", args.config] if args.config else []
+    return base + extra + [
+        "--data-dir", str(server.data_dir), "--host", server.host,
+        "--otlp-http-port", str(server.otlp_http_port),
+        "--otlp-grpc-port", str(server.otlp_grpc_port), "--api-port", str(server.api_port)]
+
+
+def _start(command: list[str], log: Path) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        # Own session: the terminal's Ctrl-C reaches only us, and we stop children in order.
+        return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def _wait_healthy(proc: subprocess.Popen, url: str, timeout: float, log: Path,
+                  stop: threading.Event) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not stop.is_set():
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").splitlines()[-15:]
+            raise AgentslaError(f"the server exited with code {proc.returncode}; last log lines "
+                                f"({log}):\n" + "\n".join(tail))
+        try:
+            if httpx.get(url, timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        stop.wait(0.2)
+    if not stop.is_set():
+        raise AgentslaError(f"the server did not answer {url} within {timeout:.0f}s (log: {log})")
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    # Each child leads its own process group (start_new_session), so this reaches the
+    # processes it started (e.g. Streamlit under `agentsla dashboard`) and nothing else.
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _stop_all(procs: list[subprocess.Popen]) -> None:
+    """Terminate the children (newest first), wait, and kill any that linger."""
+    for proc in reversed(procs):
+        _signal_group(proc, signal.SIGTERM)
+    for proc in reversed(procs):
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _headers(args: argparse.Namespace, server) -> dict[str, str]:
+    headers = parse_headers(args.header)
+    if server.ingest_token and not any(k.lower() == "authorization" for k in headers):
+        headers["Authorization"] = f"Bearer {server.ingest_token}"
+    return headers
+
+
+def _host_for_clients(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
+
+
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Start the server (and dashboard), play the schedule, stop everything on Ctrl-C."""
+    from agentsla.simulator import DEMO_SCHEDULE, run as simulate
+    from agentsla.simulator.progress import Progress, stop_on_signals
+
+    server = config_from_args(args, environ).server
+    data_dir = Path(server.data_dir)
+    if args.reset:
+        _reset(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    host = _host_for_clients(server.host)
+    api = f"http://{host}:{server.api_port}"
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
+    procs: list[subprocess.Popen] = []
+    with stop_on_signals(threading.Event()) as stop:
+        try:
+            procs.append(_start(_server_command(args, server), data_dir / "serve.log"))
+            _wait_healthy(procs[0], f"{api}/api/v1/health", args.startup_timeout,
+                          data_dir / "serve.log", stop)
+            dashboard = None
+            if not args.no_dashboard and importlib.util.find_spec(
+                    "agentsla.commands.dashboard") is not None:
+                dashboard = f"http://{host}:{args.dashboard_port}"
+                procs.append(_start([sys.executable, "-m", "agentsla", "dashboard", "--port",
+                                     str(args.dashboard_port), "--api", api],
+                                    data_dir / "dashboard.log"))
+            print(f"agentsla demo (seed {seed}), data in {data_dir}\n"
+                  f"  OTLP/HTTP  http://{host}:{server.otlp_http_port}/v1/traces\n"
+                  f"  OTLP/gRPC  {host}:{server.otlp_grpc_port}\n"
+                  f"  API        {api}/api/v1/health\n"
+                  f"  dashboard  {dashboard or 'not started'}\n"
+                  f"  truth      {data_dir / 'demo-truth.jsonl'}\n"
+                  "Ctrl-C stops everything.", flush=True)
+            options = dict(seed=seed, duration=args.duration, speed=speed_of(args, 10.0),
+                           endpoint=args.endpoint or f"http://{host}:{server.otlp_http_port}",
+                           protocol=args.protocol, headers=_headers(args, server),
+                           environ=environ, truth_path=data_dir / "demo-truth.jsonl",
+                           anchor="end", stop=stop)
+            if args.protocol == "grpc" and not args.endpoint:
+                options["endpoint"] = f"http://{host}:{server.otlp_grpc_port}"
+            with Progress(title=f"agentsla demo (seed {seed})") as progress:
+                summary = simulate(args.schedule or DEMO_SCHEDULE, on_task=progress.update,
+                                   **options)
+            print(f"played {summary.tasks} tasks ({summary.spans} spans).", flush=True)
+            if not args.exit_when_done and not stop.is_set():
+                print("Schedule finished; the server keeps running. Ctrl-C to stop.", flush=True)
+                while not stop.wait(1.0):
+                    if procs[0].poll() is not None:
+                        raise AgentslaError(f"the server exited with code {procs[0].returncode}")
+        finally:
+            _stop_all(procs)
+    return 0
