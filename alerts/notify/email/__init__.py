@@ -1,0 +1,1 @@
+"""SMTP email (smtplib): a plain-text message per notification."""

@@ -1,0 +1,1 @@
+"""Slack-compatible incoming webhook: readable text, top offenders, under Slack's limits."""

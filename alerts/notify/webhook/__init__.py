@@ -1,0 +1,1 @@
+"""Generic webhook: Alertmanager webhook v4 payload, signed per Standard Webhooks."""

@@ -1,0 +1,56 @@
+"""The agentsla dashboard: a Streamlit multipage app reading only the query API.
+
+Run it with `agentsla dashboard` (or `streamlit run dashboard/app.py`); the API address comes
+from AGENTSLA_API (default http://127.0.0.1:8710), the token from AGENTSLA_API_TOKEN.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from agentsla.config import load_config
+from agentsla.dashboard import data, filters
+from agentsla.errors import AgentslaError
+
+# Not `pages/`: a folder of that name beside the main script makes Streamlit run its legacy
+# multipage mode for the first request after start, executing a page without this script.
+PAGES_DIR = Path(__file__).parent / "views"
+#: (file, title, icon, url path) of every page, in the order of the navigation.
+PAGES = (
+    ("overview.py", "Overview", ":material/monitoring:", "overview"),
+    ("root_causes.py", "Root causes", ":material/troubleshoot:", "root-causes"),
+    ("hops.py", "Hops", ":material/hub:", "hops"),
+    ("budgets.py", "Budgets & findings", ":material/timer:", "budgets"),
+    ("tasks.py", "Task explorer", ":material/search:", "tasks"),
+    ("alerts.py", "Alerts", ":material/notifications:", "alerts"),
+)
+
+
+def _target() -> data.ApiTarget:
+    # config enters once, at the edge: the loader reads the environment it is given
+    config = load_config({}, dict(os.environ))
+    return data.ApiTarget(config.client.api, config.server.api_token or None)
+
+
+def main() -> None:
+    """Configure the page, the API target, the sidebar filters, and run the chosen page."""
+    st.set_page_config(page_title="agentsla", page_icon=":material/monitoring:", layout="wide")
+    try:
+        data.set_target(_target())
+    except AgentslaError as exc:
+        st.error(f"The dashboard is misconfigured: {exc.message}")
+        st.stop()
+    navigation = st.navigation([
+        st.Page(PAGES_DIR / file, title=title, icon=icon, url_path=url, default=i == 0)
+        for i, (file, title, icon, url) in enumerate(PAGES)])
+    filters.sidebar()
+    if st.sidebar.button("Refresh now", icon=":material/refresh:"):
+        data.clear()
+    st.sidebar.caption(f"API: {data.target().url}")
+    navigation.run()
+
+
+main()

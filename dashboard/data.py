@@ -1,0 +1,87 @@
+"""Read the query API for the pages: through agentsla.client only, answers cached briefly.
+
+Errors are not cached (Streamlit's cache stores only returned values), so a page that could
+not reach the API recovers on the next refresh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from agentsla.client import ApiClient
+from agentsla.errors import AgentslaError
+
+#: Seconds an API answer is reused: short, so "now" windows stay fresh.
+CACHE_TTL_S = 10
+#: Seconds the schema of the API (which filters each route accepts) is reused.
+SCHEMA_TTL_S = 300
+#: Seconds before a slow API is reported as unreachable.
+TIMEOUT_S = 15.0
+_TARGET_KEY = "_agentsla_api_target"
+
+
+@dataclass(frozen=True)
+class ApiTarget:
+    """Where the query API is and the bearer token to send (None without one)."""
+
+    url: str
+    token: str | None = None
+
+
+def set_target(target: ApiTarget) -> None:
+    """Remember the API the app was started against (called by app.py on every run)."""
+    st.session_state[_TARGET_KEY] = target
+
+
+def target() -> ApiTarget:
+    """Return the API target set by app.py."""
+    return st.session_state[_TARGET_KEY]
+
+
+@st.cache_resource(show_spinner=False)
+def _client(url: str, token: str | None) -> ApiClient:
+    # one pooled client per API; httpx.Client is safe to share between sessions' threads
+    return ApiClient(url, token=token, timeout=TIMEOUT_S)
+
+
+@st.cache_data(ttl=CACHE_TTL_S, show_spinner=False, max_entries=512)
+def _fetch(url: str, token: str | None, method: str, args: tuple, params: tuple) -> Any:
+    return getattr(_client(url, token), method)(*args, **dict(params))
+
+
+def call(method: str, *args: str, **params: Any) -> Any:
+    """Call one ApiClient method (e.g. `call("sla", window="1h")`), cached for CACHE_TTL_S.
+
+    Raises AgentslaError with the API's message (or "cannot reach the agentsla API at ...").
+    """
+    where = target()
+    clean = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None and v != ""))
+    return _fetch(where.url, where.token, method, tuple(args), clean)
+
+
+@st.cache_data(ttl=SCHEMA_TTL_S, show_spinner=False)
+def _accepted(url: str, token: str | None) -> dict[str, frozenset[str]]:
+    spec = _client(url, token).openapi()
+    out = {}
+    for path, item in (spec.get("paths") or {}).items():
+        op = item.get("get") or {}
+        out[path] = frozenset(p["name"] for p in op.get("parameters", []) if p.get("in") == "query")
+    return out
+
+
+def accepted_params(path: str) -> frozenset[str] | None:
+    """Query parameters the API documents for `path` (None when its schema is unavailable)."""
+    where = target()
+    try:
+        return _accepted(where.url, where.token).get(path, frozenset())
+    except AgentslaError:
+        return None
+
+
+def clear() -> None:
+    """Forget every cached answer (the Refresh button)."""
+    _fetch.clear()
+    _accepted.clear()

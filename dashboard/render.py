@@ -1,0 +1,50 @@
+"""Shared rendering: the page guard (errors as messages, never tracebacks), charts and notes."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from agentsla.dashboard import data, filters
+from agentsla.errors import AgentslaError
+
+log = logging.getLogger("agentsla.dashboard")
+
+
+def page(title: str, body: Callable[[], None]) -> None:
+    """Render a page: its title, then `body` guarded, re-run on the auto-refresh interval."""
+    st.title(title)
+    seconds = filters.current().refresh_s
+    if seconds:
+        st.fragment(run_every=seconds)(lambda: _guarded(body))()
+    else:
+        _guarded(body)
+
+
+def _guarded(body: Callable[[], None]) -> None:
+    try:
+        body()
+    except AgentslaError as exc:
+        st.error(exc.message, icon="⚠️")
+        st.caption("The page will show data again on the next refresh once the API answers.")
+    except Exception as exc:  # noqa: BLE001 - the edge: a page shows a message, not a traceback
+        log.exception("dashboard page failed")
+        st.error(f"This page could not be drawn: {type(exc).__name__}: {exc}", icon="⚠️")
+    st.caption(f"Data from {data.target().url} · updated {time.strftime('%H:%M:%S')}")
+
+
+def chart(fig: go.Figure, key: str) -> None:
+    """Show a figure with Streamlit's Plotly theme, which follows the light or dark theme."""
+    st.plotly_chart(fig, theme="streamlit", key=key, config={"displaylogo": False})
+
+
+def filter_note(path: str) -> None:
+    """Say which sidebar filters the API cannot apply here, instead of ignoring them silently."""
+    missing = filters.unsupported(path)
+    if missing:
+        st.warning(f"The API cannot filter this view by {', '.join(missing).lower()} "
+                   f"({path} has no such parameter); showing all of them.", icon="ℹ️")

@@ -1,0 +1,49 @@
+"""Hops: per model and tool latency percentiles, timeout/429/circuit rates, attempts, TTFT."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from agentsla.contract import HOP_KINDS
+from agentsla.dashboard import data, figures, filters, fmt, render, tables
+
+ALL = "all kinds"
+
+
+def body() -> None:
+    """Draw the hop table, latency and failure-rate figures, and a heatmap when the API has a series."""
+    render.filter_note("/api/v1/hops")
+    kind = st.selectbox("Hop kind", [ALL, *HOP_KINDS], key="hop_kind",
+                        index=([ALL, *HOP_KINDS].index(st.query_params.get("hop_kind", ALL))
+                               if st.query_params.get("hop_kind", ALL) in HOP_KINDS else 0))
+    if kind == ALL:
+        st.query_params.pop("hop_kind", None)
+    else:
+        st.query_params["hop_kind"] = kind
+    answer = data.call("hops", **filters.api_params(
+        "/api/v1/hops", hop_kind=None if kind == ALL else kind))
+    hops = answer.get("hops") or []
+    if not hops:
+        st.info("No spans ended in this window.")
+        return
+    calls = sum(h.get("calls") or 0 for h in hops)
+    cols = st.columns(4)
+    cols[0].metric("Hops", fmt.count(len(hops)))
+    cols[1].metric("Calls (spans)", fmt.count(calls))
+    cols[2].metric("Timeouts", fmt.count(sum(h.get("timeouts") or 0 for h in hops)))
+    cols[3].metric("429s", fmt.count(sum(h.get("rate_limited") or 0 for h in hops)))
+    st.dataframe(tables.hop_rows(hops), hide_index=True)
+    left, right = st.columns(2)
+    with left:
+        render.chart(figures.hop_latency(hops), "hop_latency")
+    with right:
+        render.chart(figures.hop_failure_rates(hops), "hop_failures")
+    series = answer.get("series")
+    if series:
+        render.chart(figures.hop_heatmap(series), "hop_heatmap")
+    else:
+        st.caption("A heatmap over time appears here when the API returns a per-hop series "
+                   "(/api/v1/hops has none yet).")
+
+
+render.page("Hops", body)

@@ -1,0 +1,151 @@
+"""The dashboard in a real browser: `agentsla dashboard` as a subprocess against a real server,
+every page opened in headless Chromium (Playwright, Debian's /usr/bin/chromium), the key number
+compared with the API's, and a screenshot of each page saved under test-artifacts/dashboard/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from agentsla.dashboard import fmt
+from serverproc import free_port
+
+CHROMIUM = os.environ.get("AGENTSLA_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parents[2] / "test-artifacts" / "dashboard"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+WAIT_MS = 60_000
+
+
+def _require_browser():
+    """Return playwright's sync API, failing (never skipping) with how to install what is missing."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium with "
+                    "`apt-get update && apt-get install -y --no-install-recommends chromium` "
+                    "(scripts/test does this) or set AGENTSLA_CHROMIUM to a Chromium binary.")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the playwright package is missing: `.venv/bin/pip install -e '.[test]'` "
+                    "(do not run `playwright install`; the tests use Debian's chromium)")
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def dashboard(seeded):
+    """`agentsla dashboard` on a free port against the seeded server; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentsla", "dashboard", "--port", str(port), "--api",
+         seeded.api_url], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, f"agentsla dashboard exited: {proc.stdout.read()}"
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        else:
+            pytest.fail("agentsla dashboard did not answer /_stcore/health within 60 s")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser(dashboard):
+    """One headless Chromium for the module."""
+    sync_playwright = _require_browser()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # one context per colour scheme: pages share the HTTP cache of Streamlit's scripts
+        contexts = {scheme: chromium.new_context(viewport={"width": 1400, "height": 1600},
+                                                 color_scheme=scheme)
+                    for scheme in ("light", "dark")}
+        yield contexts
+        chromium.close()
+
+
+def _visit(browser, url: str, label: str, expected: str, shot: str, charts: int = 1,
+           scheme: str = "light") -> None:
+    """Open `url`, wait for the metric `label` to show `expected`, for the charts, then shoot."""
+    page = browser[scheme].new_page()
+    try:
+        page.goto(url)
+        metric = page.get_by_test_id("stMetric").filter(has_text=label).first
+        metric.wait_for(timeout=WAIT_MS)
+        value = metric.get_by_test_id("stMetricValue")
+        assert value.inner_text(timeout=WAIT_MS).strip() == expected
+        if charts:
+            page.locator(".js-plotly-plot").nth(charts - 1).wait_for(timeout=WAIT_MS)
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=WAIT_MS)
+        page.wait_for_timeout(500)  # let Plotly finish its first draw
+        assert page.get_by_test_id("stException").count() == 0
+        assert "Traceback" not in page.inner_text("body")
+        page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_overview(browser, dashboard, seeded) -> None:
+    totals = seeded.api("/api/v1/sla", window="1h").json()["totals"]
+    _visit(browser, f"{dashboard}/", "Task success", fmt.pct(totals["success_rate"]),
+           "overview", charts=3)
+
+
+def test_root_causes(browser, dashboard, seeded) -> None:
+    answer = seeded.api("/api/v1/root-causes", window="1h").json()
+    _visit(browser, f"{dashboard}/root-causes", "Blamed tasks",
+           fmt.count(answer["blamed_tasks"]), "root-causes", charts=2)
+
+
+def test_hops(browser, dashboard, seeded) -> None:
+    hops = seeded.api("/api/v1/hops", window="1h").json()["hops"]
+    _visit(browser, f"{dashboard}/hops", "Calls (spans)",
+           fmt.count(sum(h["calls"] for h in hops)), "hops", charts=2)
+
+
+def test_budgets_and_findings(browser, dashboard, seeded) -> None:
+    budget = seeded.api("/api/v1/budget", window="1h").json()
+    _visit(browser, f"{dashboard}/budgets", "Average duration",
+           fmt.duration(budget["avg_duration_ms"]), "budgets")
+
+
+def test_task_explorer(browser, dashboard, seeded) -> None:
+    tasks = seeded.api("/api/v1/tasks", window="1h", outcome="failed").json()["tasks"]
+    # dark theme: the waterfall's colours and labels must stay legible
+    _visit(browser, f"{dashboard}/tasks?task={tasks[0]['task_id']}", "Outcome", "failed",
+           "task-explorer-dark", scheme="dark")
+
+
+def test_alerts(browser, dashboard, seeded) -> None:
+    page = browser["light"].new_page()
+    try:
+        page.goto(f"{dashboard}/alerts")
+        if seeded.api("/api/v1/alerts").status_code == 404:
+            page.get_by_text("Alerts are not configured").wait_for(timeout=WAIT_MS)
+        else:
+            page.get_by_test_id("stDataFrame").or_(page.get_by_text("No alerts")).first.wait_for(
+                timeout=WAIT_MS)
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "alerts.png"), full_page=True)
+    finally:
+        page.close()
