@@ -14,7 +14,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import duckdb
 from starlette.applications import Starlette
@@ -22,7 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from agentsla.config import Config
 from agentsla.errors import AgentslaError, NotFound, PermanentError, RetryableError, Unauthorized
@@ -273,8 +273,11 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
 def create_api_app(connect: Callable[[], duckdb.DuckDBPyConnection], config: Config,
                    health: Callable[[], dict],
                    stats: Callable[[], Mapping[str, float]] | None = None,
-                   now: Callable[[], int] = time.time_ns) -> Starlette:
+                   now: Callable[[], int] = time.time_ns,
+                   extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     """Build the query API app; `connect()` returns a fresh cursor for one request.
+
+    `extra_routes` are mounted as they are (the alert service's /api/v1/alerts and silences).
 
     `health()` supplies the body of /api/v1/health; `stats()` the ingest numbers of /metrics
     (e.g. {"accepted_spans": 10, "refused_spans": 0}; default: the numbers in
@@ -282,4 +285,4 @@ def create_api_app(connect: Callable[[], duckdb.DuckDBPyConnection], config: Con
     """
     routes = [Route(_route_path(e), _handler(e, connect, config, health, stats, now),
                     methods=["GET"], name=e.path) for e in ROUTES]
-    return Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    return Starlette(routes=[*routes, *extra_routes], exception_handlers={HTTPException: _http_error})

@@ -175,6 +175,31 @@ PATHS = {
     "/api/v1/traces/{trace_id}": _get("One trace as a span tree.",
                                       [_param("trace_id", "32 hex digits.", where="path")],
                                       _ref("Trace"), not_found=True),
+    # Served by the alert service (alerts/api.py), mounted into the same app.
+    "/api/v1/alerts": _get("Current alerts, rule health, history and delivery state.",
+                           [_param("state", "Only alerts in this state (pending, firing, "
+                                   "resolved)."),
+                            _param("history", "How far back the history goes, default 24h.")],
+                           {"type": "object"}),
+    "/api/v1/silences": {
+        **_get("Silences, active and expired.", [], {"type": "object"}),
+        "post": {"summary": "Create a silence: matchers, createdBy, comment, and endsAt or "
+                            "duration (default 2h).",
+                 "requestBody": {"content": {"application/json": {"schema": _obj({
+                     "matchers": _list(_obj({"name": STR, "value": STR,
+                                             "isRegex": {"type": "boolean"},
+                                             "isEqual": {"type": "boolean"}})),
+                     "createdBy": STR, "comment": STR, "startsAt": STR, "endsAt": STR,
+                     "duration": STR})}}},
+                 "responses": {"201": {"description": "The silence and its id"},
+                               "400": {"description": "Bad silence"}}},
+    },
+    "/api/v1/silences/{silence_id}": {
+        "delete": {"summary": "Expire a silence.",
+                   "parameters": [_param("silence_id", "The silence id.", where="path")],
+                   "responses": {"200": {"description": "Expired"},
+                                 "404": {"description": "Unknown silence"}}},
+    },
     "/api/v1/openapi.json": _get("This document.", [], {"type": "object"}),
     "/metrics": _get("Prometheus text exposition (format 0.0.4).",
                      [_param("window", "Window of the ratio gauges, default 5m.")], None,

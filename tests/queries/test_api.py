@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+from types import SimpleNamespace
 
 import httpx
 import pytest
 
+from agentsla.alerts import api as alert_api
 from agentsla.collector.store import open_store
 from agentsla.collector.writer import TaskWriter
 from agentsla.config import load_config
@@ -180,12 +182,17 @@ def test_unexpected_error_is_500_without_traceback(store):
 def test_openapi_describes_every_route(client):
     doc = client.get("/api/v1/openapi.json").json()
     assert doc["openapi"].startswith("3.1")
-    assert {e.path for e in ROUTES} == set(doc["paths"])
+    # The alert service's routes are mounted into the same app by `agentsla serve`.
+    alert_routes = alert_api.alert_routes(SimpleNamespace(config=load_config(environ={})))
+    assert {e.path for e in ROUTES} | {r.path for r in alert_routes} == set(doc["paths"])
+    for route in alert_routes:
+        assert {m.lower() for m in route.methods} - {"head"} == set(doc["paths"][route.path])
     for path, item in doc["paths"].items():
-        op = item["get"]
-        assert op["summary"] and "200" in op["responses"], path
-        for name in re.findall(r"{(\w+)}", path):
-            assert any(p["name"] == name and p["in"] == "path" for p in op["parameters"]), path
+        for op in item.values():
+            assert op["summary"] and {"200", "201"} & set(op["responses"]), path
+            for name in re.findall(r"{(\w+)}", path):
+                assert any(p["name"] == name and p["in"] == "path"
+                           for p in op["parameters"]), path
     refs = set(re.findall(r'"#/components/schemas/(\w+)"', str(doc).replace("'", '"')))
     assert refs <= set(doc["components"]["schemas"])
     assert openapi.query_params("/api/v1/sla") == {"from", "to", "window", "step", "group_by",

@@ -1,0 +1,45 @@
+"""GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind).
+
+`findings_answer(cur, ask)` follows queries/api.py's Endpoint convention (it runs in a worker
+thread with its own cursor; errors are AgentslaError, turned into statuses by the API).
+"""
+
+from __future__ import annotations
+
+from agentsla.contract import FINDING_TYPES
+from agentsla.queries.findings import check_kind, find_findings
+
+#: Query parameters of the route (the API refuses others).
+PARAMS = ("from", "to", "window", "kind")
+
+#: The route's OpenAPI description (queries/openapi.py lists it under PATHS).
+FINDING_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "type": {"type": "string", "enum": list(FINDING_TYPES)},
+        "rule": {"type": "string"},
+        "severity": {"type": "string", "enum": ["critical", "warning", "info"]},
+        "hop": {"type": ["object", "null"],
+                "properties": {"kind": {"type": ["string", "null"]},
+                               "name": {"type": ["string", "null"]}}},
+        "task_type": {"type": ["string", "null"]},
+        "evidence": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
+        "examples": {"type": "array", "items": {
+            "type": "object", "properties": {"task_id": {"type": "string"},
+                                             "span_id": {"type": "string"}}}},
+        "hint": {"type": "string"},
+        "first_seen": {"type": "string"}, "first_seen_ns": {"type": "integer"},
+        "last_seen": {"type": "string"}, "last_seen_ns": {"type": "integer"},
+    },
+}
+KIND_PARAM = {"name": "kind", "in": "query", "required": False,
+              "description": "Only findings of this type; 400 for a type not in the list.",
+              "schema": {"type": "string", "enum": list(FINDING_TYPES)}}
+
+
+def findings_answer(cur, ask) -> dict:
+    """Answer GET /api/v1/findings: {window, kind, findings} over the request's window."""
+    kind = check_kind(ask.get("kind"))  # 400 before any query runs
+    window = ask.window()
+    found = find_findings(cur, window.start_ns, window.end_ns, kind, ask.config.findings)
+    return {"window": window.as_json(), "kind": kind, "findings": found}

@@ -1,0 +1,39 @@
+"""Fixtures for the finding tests: in-memory stores loaded through the real TaskWriter."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from agentsla.collector.schema import migrate
+from agentsla.collector.writer import TaskWriter
+from agentsla.config import load_config
+
+
+def _loader(cons: list):
+    def _load(rows: list[dict]):
+        con = duckdb.connect(config={"threads": "1"})  # tiny data: threads only contend
+        cons.append(con)
+        migrate(con)
+        now_ns = max(r["end_ns"] for r in rows) + 1 if rows else None
+        TaskWriter(con, load_config(environ={}).tasks).write([dict(r) for r in rows], now_ns=now_ns)
+        return con.cursor()
+    return _load
+
+
+@pytest.fixture
+def load():
+    """Return load(rows) -> a cursor over a fresh store holding those spans and their tasks."""
+    cons: list = []
+    yield _loader(cons)
+    for con in cons:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def load_module():
+    """Like `load`, for stores shared by a module's tests."""
+    cons: list = []
+    yield _loader(cons)
+    for con in cons:
+        con.close()
