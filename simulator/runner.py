@@ -171,8 +171,9 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
     try:
         for index, arrival, seg, seg_start, world in _arrivals(segments, seed, rate, tasks):
             player.advance(arrival)
+            # A run by task count has no end: its phases play over the expected length.
             task = plan_task(index, arrival, seg.profile, world, seed, ids,
-                             (seg_start, seg.duration_s))
+                             (seg_start, seg.duration_s or total))
             player.add(task, seg.profile.planted)
         player.advance(float("inf"))
     except Interrupted:
