@@ -13,9 +13,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=".venv/.installed-${EXTRAS}-$(cat pyproject.toml | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
-    echo "==> installing agentsla[${EXTRAS}] into .venv"
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[${EXTRAS}]"
+    echo "==> installing agentsla[${EXTRAS}] into .venv (log: .venv/install.log)"
+    if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+           .venv/bin/python -m pip install --disable-pip-version-check -e ".[${EXTRAS}]"; } \
+           >.venv/install.log 2>&1; then
+        tail -n 30 .venv/install.log >&2
+        echo "installing agentsla failed; the whole log is in .venv/install.log" >&2
+        exit 1
+    fi
     touch "$stamp"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
