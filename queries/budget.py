@@ -11,17 +11,33 @@ the kinds' shares can sum past 1; without it they sum to exactly the task durati
 from __future__ import annotations
 
 from agentsla.queries._sql import TASK_FILTERS, fetch_dicts
+from agentsla.queries.tasks import SPAN_SLACK_NS
 
 _TASKS = """
 window_tasks as (
-    select task_id, trace_id, root_span_id, start_ns, end_ns, duration_ms, budget_total_ms
+    select task_id, trace_id, root_span_id, start_ns, end_ns, duration_ms, budget_total_ms,
+        span_count
     from tasks
     where finished and outcome not in ('cancelled', 'lost') and root_span_id is not null
       and end_ns >= $start_ns and end_ns < $end_ns{filters}
 )"""
 
+#: The spans of the window's tasks: every span the walk can reach has the task's id. With
+#: {bound}, only spans starting in [lo_ns, hi_ns] (the tasks' interval plus slack), which the
+#: zone maps on start_ns answer from a few row groups; found_spans = expected_spans (the
+#: tasks' span_count, written with the spans in one transaction) proves none was left out.
+_TASK_SPANS = """
+task_spans as (
+    select s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.start_ns, s.end_ns
+    from spans s
+    where s.task_id in (select task_id from window_tasks){bound}
+)"""
+_SPAN_BOUND = """
+      and s.start_ns >= $lo_ns and s.start_ns <= $hi_ns"""
+
 _WATERFALL_SQL = """
 with recursive {tasks},
+{task_spans},
 clipped as (
     -- the root clipped to its task, then each child clipped to its clipped parent
     select s.task_id, s.trace_id, s.span_id, s.parent_span_id,
@@ -29,7 +45,7 @@ clipped as (
         greatest(s.start_ns, t.start_ns) as lo,
         greatest(greatest(s.start_ns, t.start_ns), least(s.end_ns, t.end_ns)) as hi,
         0 as depth
-    from spans s
+    from task_spans s
     join window_tasks t on s.task_id = t.task_id and s.trace_id = t.trace_id
                        and s.span_id = t.root_span_id
     union all
@@ -38,7 +54,7 @@ clipped as (
         greatest(c.start_ns, p.lo),
         greatest(greatest(c.start_ns, p.lo), least(c.end_ns, p.hi)),
         p.depth + 1
-    from spans c
+    from task_spans c
     join clipped p on c.task_id = p.task_id and c.trace_id = p.trace_id
                   and c.parent_span_id = p.span_id
     where p.depth < 200  -- a malformed parent cycle must not recurse forever
@@ -92,7 +108,9 @@ totals as (
 select k.hop_kind, k.tasks_with_hop, k.self_ms,
     k.self_ms / t.tasks as avg_ms_per_task,
     k.self_ms / nullif(t.duration_ms, 0) as share_of_duration,
-    k.budgeted_self_ms / t.budget_ms as share_of_budget
+    k.budgeted_self_ms / t.budget_ms as share_of_budget,
+    (select count(*) from task_spans) as found_spans,
+    (select sum(span_count) from window_tasks) as expected_spans
 from per_kind k
 cross join totals t
 order by k.self_ms desc, k.hop_kind
@@ -106,7 +124,8 @@ select
     avg(duration_ms) as avg_duration_ms,
     avg(budget_total_ms) filter (where budget_total_ms > 0) as avg_budget_ms,
     1 - sum(duration_ms) filter (where budget_total_ms > 0)
-        / sum(budget_total_ms) filter (where budget_total_ms > 0) as unused_budget_share
+        / sum(budget_total_ms) filter (where budget_total_ms > 0) as unused_budget_share,
+    min(start_ns) as first_start_ns, max(end_ns) as last_end_ns, sum(span_count) as span_count
 from window_tasks
 """
 
@@ -124,5 +143,19 @@ def budget_waterfall(cur, start_ns: int, end_ns: int, task_type: str | None = No
     params = {"start_ns": start_ns, "end_ns": end_ns, "task_type": task_type,
               "tenant_id": tenant_id}
     (totals,) = fetch_dicts(cur, _TOTALS_SQL.format(tasks=tasks), params)
-    kinds = fetch_dicts(cur, _WATERFALL_SQL.format(tasks=tasks), params)
+    lo, hi, expected = (totals.pop(k) for k in ("first_start_ns", "last_end_ns", "span_count"))
+    kinds = None
+    if lo is not None and hi is not None and expected:
+        # the tasks' spans start within their interval give or take skew and late work (see
+        # queries.tasks._task_spans); trust the bounded read only if it found all of them
+        bounded = _TASK_SPANS.format(bound=_SPAN_BOUND)
+        kinds = fetch_dicts(cur, _WATERFALL_SQL.format(tasks=tasks, task_spans=bounded), {
+            **params, "lo_ns": lo - SPAN_SLACK_NS, "hi_ns": hi + SPAN_SLACK_NS})
+        if not kinds or kinds[0]["found_spans"] != kinds[0]["expected_spans"]:
+            kinds = None
+    if kinds is None:
+        kinds = fetch_dicts(cur, _WATERFALL_SQL.format(
+            tasks=tasks, task_spans=_TASK_SPANS.format(bound="")), params)
+    for row in kinds:
+        del row["found_spans"], row["expected_spans"]
     return {**totals, "by_hop_kind": kinds}

@@ -20,11 +20,7 @@ with window_spans as (
     select s.*
     from spans s
     where s.end_ns >= $start_ns and s.end_ns < $end_ns
-      and ($hop_kind is null or s.hop_kind = $hop_kind)
-      and (($task_type is null and $tenant_id is null) or s.task_id in (
-          select t.task_id from tasks t
-          where ($task_type is null or t.task_type = $task_type)
-            and ($tenant_id is null or t.tenant_id = $tenant_id)))
+      and ($hop_kind is null or s.hop_kind = $hop_kind){task_filter}
 ),
 sibling_calls as (
     -- one row per (trace, parent, hop): its attempts and how many logical calls they make
@@ -72,6 +68,14 @@ order by p.errors desc, p.calls desc, p.hop_kind, p.hop_name
 limit $limit
 """
 
+#: Only with a task_type/tenant_id filter: DuckDB does not drop `(null is null or x in (...))`
+#: for bound nulls, and the semi-join probe costs a pass over every span's task_id.
+_TASK_FILTER = """
+      and s.task_id in (
+          select t.task_id from tasks t
+          where ($task_type is null or t.task_type = $task_type)
+            and ($tenant_id is null or t.tenant_id = $tenant_id))"""
+
 
 def hop_stats(cur, start_ns: int, end_ns: int, hop_kind: str | None = None,
               task_type: str | None = None, tenant_id: str | None = None,
@@ -84,6 +88,8 @@ def hop_stats(cur, start_ns: int, end_ns: int, hop_kind: str | None = None,
     latency_p95_ms, latency_p99_ms, ttft_p50_ms, ttft_p95_ms (null without time to first
     token), input_tokens, output_tokens. `task_type`/`tenant_id` filter through the task.
     """
-    params = {"start_ns": start_ns, "end_ns": end_ns, "hop_kind": hop_kind,
-              "task_type": task_type, "tenant_id": tenant_id, "limit": limit}
-    return fetch_dicts(cur, _HOPS_SQL, params)
+    params = {"start_ns": start_ns, "end_ns": end_ns, "hop_kind": hop_kind, "limit": limit}
+    if task_type is None and tenant_id is None:
+        return fetch_dicts(cur, _HOPS_SQL.format(task_filter=""), params)
+    return fetch_dicts(cur, _HOPS_SQL.format(task_filter=_TASK_FILTER),
+                       {**params, "task_type": task_type, "tenant_id": tenant_id})

@@ -18,15 +18,23 @@ from agentsla.queries.window import rfc3339
 MAX_LIMIT = 1000
 #: Most spans returned with one task or trace; the rest are counted, not sent.
 MAX_SPANS = 10_000
+#: A task's spans are first looked for among spans starting within this slack of the task's own
+#: interval (see _task_spans).
+SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
+_NO_END_NS = 2**63 - 1
 _JSON_COLUMNS = ("attributes", "resource", "events", "links")
 
 _LIST_SQL = """
 with window_tasks as (
-    -- finished tasks by end, tasks in progress by start
+    -- finished tasks by end, tasks in progress by start: two disjoint range reads rather than
+    -- one OR, so DuckDB's zone maps on end_ns and start_ns skip the row groups out of range
     select *
     from tasks
-    where ((finished and end_ns >= $start_ns and end_ns < $end_ns)
-        or (not finished and start_ns >= $start_ns and start_ns < $end_ns))
+    where finished and end_ns >= $start_ns and end_ns < $end_ns
+    union all
+    select *
+    from tasks
+    where not finished and start_ns >= $start_ns and start_ns < $end_ns
 )
 select *
 from window_tasks
@@ -45,6 +53,17 @@ _TASK_SPANS_SQL = """
 select *
 from spans
 where task_id = $task_id
+order by start_ns, span_id
+limit $limit
+"""
+
+#: The same spans, read only where they can start: DuckDB's zone maps on start_ns skip the row
+#: groups (appended in arrival order) outside [lo_ns, hi_ns]. `expected_spans` is the task's
+#: span_count read in the same statement (same snapshot as the spans).
+_TASK_SPANS_BOUNDED_SQL = """
+select *, (select span_count from tasks where task_id = $task_id) as expected_spans
+from spans
+where task_id = $task_id and start_ns >= $lo_ns and start_ns <= $hi_ns
 order by start_ns, span_id
 limit $limit
 """
@@ -88,8 +107,30 @@ def get_task(cur, task_id: str) -> dict | None:
     if not rows:
         return None
     task = _with_times(rows[0])
-    spans = fetch_dicts(cur, _TASK_SPANS_SQL, {"task_id": task_id, "limit": MAX_SPANS + 1})
+    spans = _task_spans(cur, task)
     return {**task, "first_failing_hop": _first_failing_hop(task), **_tree(spans)}
+
+
+def _task_spans(cur, task: dict) -> list[dict]:
+    """The task's spans (at most MAX_SPANS + 1), in start order, without scanning every span.
+
+    Spans of a task start within its interval give or take clock skew between services and
+    late work (a tool still running after the gateway answered), so they are first read among
+    spans starting in [start - SPAN_SLACK_NS, end + SPAN_SLACK_NS] (no upper bound while the
+    task runs), which DuckDB answers from a few row groups instead of the whole table. The
+    writer stores `span_count` with the spans in one transaction, so finding that many spans
+    (read in the same statement) proves none lies outside; otherwise (a span skewed or late
+    beyond the slack, a task over MAX_SPANS) the unbounded query answers. Same rows either way.
+    """
+    count, start, end = task.get("span_count"), task.get("start_ns"), task.get("end_ns")
+    params = {"task_id": task["task_id"], "limit": MAX_SPANS + 1}
+    if count and start is not None and count <= MAX_SPANS:
+        spans = fetch_dicts(cur, _TASK_SPANS_BOUNDED_SQL, {
+            **params, "lo_ns": max(start - SPAN_SLACK_NS, -_NO_END_NS - 1),
+            "hi_ns": _NO_END_NS if end is None else min(end + SPAN_SLACK_NS, _NO_END_NS)})
+        if spans and all(s.pop("expected_spans") == len(spans) for s in spans):
+            return spans
+    return fetch_dicts(cur, _TASK_SPANS_SQL, params)
 
 
 def get_trace(cur, trace_id: str) -> dict | None:
