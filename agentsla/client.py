@@ -58,6 +58,18 @@ class ApiClient:
                                 "something that is not JSON; is --api the query API port?"
                                 ) from None
 
+    def post(self, path: str, body: Mapping[str, Any]) -> Any:
+        """POST a JSON body to one API path; errors as in get()."""
+        try:
+            response = self._http.post(path, json=dict(body))
+        except httpx.TransportError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise AgentslaError(f"cannot reach the agentsla API at {self.base_url}: {reason}; "
+                                "is `agentsla serve` running?") from None
+        if response.status_code >= 400:
+            raise _error_from(response)
+        return response.json()
+
     def health(self) -> dict:
         """GET /api/v1/health."""
         return self.get("/api/v1/health")
@@ -91,8 +103,28 @@ class ApiClient:
         return self.get("/api/v1/alerts", params)
 
     def incidents(self, **params: Any) -> dict:
-        """GET /api/v1/incidents (served once the alerts engineer registers the route)."""
+        """GET /api/v1/incidents (state, from, to, limit)."""
         return self.get("/api/v1/incidents", params)
+
+    def incident(self, incident_id: str) -> dict:
+        """GET /api/v1/incidents/{id}: the agentsla.incident/1 document."""
+        return self.get(f"/api/v1/incidents/{quote(incident_id, safe='')}")
+
+    def incident_export(self, incident_id: str, format: str = "json") -> str:
+        """GET /api/v1/incidents/{id}/timeline?format=json|csv|md|html as text."""
+        return self.get(f"/api/v1/incidents/{quote(incident_id, safe='')}/timeline",
+                        {"format": format}, text=True)
+
+    def ack_incident(self, incident_id: str, author: str, source: str = "api") -> dict:
+        """POST /api/v1/incidents/{id}/ack."""
+        return self.post(f"/api/v1/incidents/{quote(incident_id, safe='')}/ack",
+                         {"author": author, "source": source})
+
+    def note_incident(self, incident_id: str, kind: str, author: str, text: str,
+                      source: str = "api", **extra: Any) -> dict:
+        """POST /api/v1/incidents/{id}/notes (kind note|change|mitigated; extra: at, labels)."""
+        body = {"kind": kind, "author": author, "text": text, "source": source, **extra}
+        return self.post(f"/api/v1/incidents/{quote(incident_id, safe='')}/notes", body)
 
     def tasks(self, **params: Any) -> dict:
         """GET /api/v1/tasks (window parameters, outcome, task_type, tenant_id, ffh_kind,

@@ -112,7 +112,10 @@ async def _silence(service, request: Request) -> Response:
 
 
 def alert_routes(service) -> list[Route]:
-    """Build the routes bound to a service."""
+    """Build the routes bound to a service (the incident routes included)."""
+    from agentsla.alerts.incident_api import incident_routes
+
     return [Route("/api/v1/alerts", _guard(service, _alerts), methods=["GET"]),
             Route("/api/v1/silences", _guard(service, _silences), methods=["GET", "POST"]),
-            Route("/api/v1/silences/{silence_id}", _guard(service, _silence), methods=["DELETE"])]
+            Route("/api/v1/silences/{silence_id}", _guard(service, _silence), methods=["DELETE"]),
+            *incident_routes(service)]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from agentsla.alerts import yamlsrc
+from agentsla.alerts.incidents import TIERS, IncidentSettings
 from agentsla.alerts.inhibit import InhibitRule, parse_inhibit_rules
 from agentsla.alerts.notify.alertmanager import config as am_config
 from agentsla.alerts.notify.receivers import ReceiverConfig, parse_receivers
@@ -39,6 +40,8 @@ KEYS: dict[str, tuple[Any, str]] = {
     "alertmanager_resend_delay": ("1m", "how often firing alerts are re-sent to Alertmanager"),
     "quotas": ({}, "quotas: {tokens_per_minute: {<model>: <tokens>}} for token_quota_ratio"),
     "delivery": ({}, "{initial_backoff: 1s, max_backoff: 5m, max_age: 24h} for retries"),
+    "incidents": ({}, "{enabled: true, severities: [P0, P1], quiet_period: 10m, "
+                      "snapshot_interval: 1m, snapshot_window: 5m} (docs/incidents.md)"),
 }
 ROUTING_KEYS = ("route", "receivers", "inhibit_rules")
 DEFAULT_RECEIVER = "default"
@@ -71,6 +74,7 @@ class AlertsConfig:
     quotas: Mapping[str, Any] = field(default_factory=dict)
     retrier: Retrier = Retrier()
     max_age_s: float = 86400.0
+    incidents: IncidentSettings = IncidentSettings()
 
 
 def _err(key: str, message: str) -> SourceError:
@@ -160,7 +164,32 @@ def parse_alerts_config(raw: Mapping[str, Any] | None, base_dir: Path | None = N
         alertmanager_resend_delay_s=_dur(raw, "alertmanager_resend_delay", "1m"),
         quotas=quotas,
         retrier=Retrier(_dur(delivery, "initial_backoff", "1s"), _dur(delivery, "max_backoff", "5m")),
-        max_age_s=_dur(delivery, "max_age", "24h"))
+        max_age_s=_dur(delivery, "max_age", "24h"),
+        incidents=parse_incident_settings(raw.get("incidents")))
+
+
+def parse_incident_settings(raw: Any) -> IncidentSettings:
+    """Validate `alerts.incidents`: enabled, severities, quiet_period, snapshot pace."""
+    raw = raw or {}
+    keys = ("enabled", "severities", "quiet_period", "snapshot_interval", "snapshot_window")
+    if not isinstance(raw, dict) or set(raw) - set(keys):
+        raise _err("incidents", f"expected a mapping with {', '.join(keys)}")
+    severities = raw.get("severities", ["P0", "P1"])
+    if not isinstance(severities, list) or not all(s in TIERS for s in severities):
+        raise _err("incidents", f"severities {severities!r} must be a list of {', '.join(TIERS)}")
+    if not isinstance(raw.get("enabled", True), bool):
+        raise _err("incidents", f"enabled {raw['enabled']!r} must be true or false")
+
+    def dur(key: str, default: str) -> float:
+        try:
+            return parse_duration(raw.get(key, default))
+        except ValueError as exc:
+            raise _err(f"incidents.{key}", str(exc)) from None
+    return IncidentSettings(
+        enabled=raw.get("enabled", True), severities=tuple(severities),
+        quiet_period_s=dur("quiet_period", "10m"),
+        snapshot_interval_s=dur("snapshot_interval", "1m"),
+        snapshot_window_s=dur("snapshot_window", "5m") or 300.0)
 
 
 def load_rule_groups(alerts: AlertsConfig, config: Config) -> list[RuleGroup]:

@@ -27,6 +27,8 @@ from starlette.routing import Route
 from agentsla.alerts.config import AlertsConfig, load_rule_groups, parse_alerts_config
 from agentsla.alerts.dispatch import Dispatcher
 from agentsla.alerts.evaluator import Alert, Evaluator, State
+from agentsla.alerts.incident_store import IncidentStore
+from agentsla.alerts.incidents import IncidentTracker
 from agentsla.alerts.inhibit import Inhibitor
 from agentsla.alerts.metrics import DuckQuery
 from agentsla.alerts.nflog import NotificationLog
@@ -88,6 +90,8 @@ class AlertService:
         self.pusher = AlertmanagerPusher(list(self.settings.alertmanagers), self.client,
                                          self.settings.alertmanager_resend_delay_s,
                                          self.settings.evaluation_interval_s)
+        self.incidents = IncidentTracker(IncidentStore(self.store), self.settings.incidents,
+                                         config, _rule_windows(self.evaluator))
         self._tasks: list[asyncio.Task] = []
         self._last_prune = 0.0
 
@@ -145,11 +149,13 @@ class AlertService:
         before = {a.fingerprint: a.state for a in self.evaluator.alerts()}
         cur = self.connect()
         try:
-            alerts = self.evaluator.eval(now, DuckQuery(cur, self.config, self.watching_since_ns))
+            query = DuckQuery(cur, self.config, self.watching_since_ns)
+            alerts = self.evaluator.eval(now, query)
+            self._record(before, alerts, now)
+            self.store.save_alert_state(self.evaluator.snapshot(), now)
+            self.incidents.observe(now, alerts, query)  # open, join, resolve; timeline signals
         finally:
             cur.close()
-        self._record(before, alerts, now)
-        self.store.save_alert_state(self.evaluator.snapshot(), now)
         return alerts
 
     def _record(self, before: dict[str, State], alerts: list[Alert], now: float) -> None:
@@ -183,10 +189,19 @@ class AlertService:
                                           a["labels"].get("alertname", "")))
 
     def routes(self) -> list[Route]:
-        """The Starlette routes: /api/v1/alerts and /api/v1/silences[/{id}]."""
+        """The Starlette routes: /api/v1/alerts, /api/v1/silences[/{id}], /api/v1/incidents/..."""
         from agentsla.alerts.api import alert_routes
 
         return alert_routes(self)
+
+
+def _rule_windows(evaluator: Evaluator) -> dict[str, float]:
+    """Each alert name's longest selector window (where an incident looks for its onset)."""
+    windows: dict[str, float] = {}
+    for rule in evaluator.rules:
+        window = rule.rule.expr.selector.window_s
+        windows[rule.rule.name] = max(windows.get(rule.rule.name, 0.0), window)
+    return windows
 
 
 def _history_row(now: float, alert: Alert, old: State, new: State) -> tuple:

@@ -26,6 +26,7 @@ PAGES = (
     ("budgets.py", "Budgets & findings", ":material/timer:", "budgets"),
     ("tasks.py", "Task explorer", ":material/search:", "tasks"),
     ("alerts.py", "Alerts", ":material/notifications:", "alerts"),
+    ("incidents.py", "Incidents", ":material/emergency:", "incidents"),
 )
 
 

@@ -81,6 +81,15 @@ def accepted_params(path: str) -> frozenset[str] | None:
         return None
 
 
+def act(method: str, *args: str, **params: Any) -> Any:
+    """Call one ApiClient method that changes state (e.g. `act("ack_incident", id, "ana")`),
+    uncached, then forget cached answers so the page shows the change."""
+    where = target()
+    answer = getattr(_client(where.url, where.token), method)(*args, **params)
+    clear()
+    return answer
+
+
 def clear() -> None:
     """Forget every cached answer (the Refresh button)."""
     _fetch.clear()

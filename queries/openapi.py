@@ -140,6 +140,27 @@ def _get(summary: str, params: list[dict], schema: dict | None, media: str = "ap
     return {"get": op}
 
 
+_INCIDENT_ID = _param("incident_id", "The incident id (INC-...).", where="path")
+
+
+def _exports(item: dict) -> dict:
+    item["get"]["responses"]["200"]["content"] = {
+        media: {"schema": {"type": "object"} if media == "application/json" else {"type": "string"}}
+        for media in ("application/json", "text/csv", "text/markdown", "text/html")}
+    return item
+
+
+def _post(summary: str, body: dict, ok: str) -> dict:
+    return {"post": {"summary": summary, "parameters": [_INCIDENT_ID],
+                     "requestBody": {"content": {"application/json": {"schema": body}}},
+                     "responses": {ok: {"description": "Done",
+                                        "content": {"application/json": {"schema": {"type": "object"}}}},
+                                   "400": {"description": "Bad body",
+                                           "content": {"application/json": {"schema": _ref("Error")}}},
+                                   "404": {"description": "Unknown incident",
+                                           "content": {"application/json": {"schema": _ref("Error")}}}}}}
+
+
 def _window_result(name: str, items: dict, **more) -> dict:
     return _obj({"window": _ref("Window"), name: items, **more})
 
@@ -200,6 +221,33 @@ PATHS = {
                    "responses": {"200": {"description": "Expired"},
                                  "404": {"description": "Unknown silence"}}},
     },
+    # Incidents (alerts/incident_api.py; docs/incidents.md), served by the alert service too.
+    "/api/v1/incidents": _get("Incidents, newest first; `from`/`to` keep those overlapping "
+                              "the window.",
+                              [_param("state", "Only incidents in this state.",
+                                      {"type": "string", "enum": ["open", "resolved"]}),
+                               FROM, TO, _limit(100, 1000)],
+                              _obj({"incidents": _list({"type": "object"})})),
+    "/api/v1/incidents/{incident_id}": _get(
+        "One incident as an `agentsla.incident/1` document: lifecycle, alerts, impact, root "
+        "causes, action items, series and timeline.", [_INCIDENT_ID], {"type": "object"},
+        not_found=True),
+    "/api/v1/incidents/{incident_id}/timeline": _exports(_get(
+        "Export an incident: JSON document, CSV timeline rows, Markdown post-mortem or a "
+        "self-contained HTML report (Content-Disposition names the file).",
+        [_INCIDENT_ID, _param("format", "Export format (default json).",
+                              {"type": "string", "enum": ["json", "csv", "md", "html"]})],
+        None, not_found=True)),
+    "/api/v1/incidents/{incident_id}/ack": _post(
+        "Acknowledge an incident (the first acknowledgement counts).",
+        _obj({"author": STR}), "200"),
+    "/api/v1/incidents/{incident_id}/notes": _post(
+        "Add a note, a change marker (deploy, model switch, config change) or a mitigation.",
+        _obj({"kind": {"type": "string", "enum": ["note", "change", "mitigated"]},
+              "author": STR, "text": {"type": "string"},
+              "at": {"type": ["string", "number", "null"]},
+              "labels": {"type": "object", "additionalProperties": {"type": "string"}}},
+             required=["text"]), "201"),
     "/api/v1/openapi.json": _get("This document.", [], {"type": "object"}),
     "/metrics": _get("Prometheus text exposition (format 0.0.4).",
                      [_param("window", "Window of the ratio gauges, default 5m.")], None,

@@ -72,3 +72,28 @@ def alertmanager(tmp_path: Path):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture(scope="session")
+def incident_world(tmp_path_factory):
+    """A simulated tool outage and the alert state it produced: (db, data_dir, anchor, config).
+
+    Tests that change state copy `data_dir` first; the DuckDB file is read only.
+    """
+    import incidentkit
+    from alertkit import HookServer
+
+    root = tmp_path_factory.mktemp("incident")
+    db = root / "agentsla.duckdb"
+    anchor = incidentkit.simulate(db)
+    with HookServer() as hook:
+        config = incidentkit.alert_config(root, hook.url)
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            svc = incidentkit.service(con, config, root / "data", anchor)
+            incidentkit.drive(svc, anchor, anchor + incidentkit.END_S)
+        finally:
+            con.close()
+        delivered = len(hook.ok())
+    return {"db": db, "data_dir": root / "data", "anchor": anchor, "config": config,
+            "delivered": delivered}

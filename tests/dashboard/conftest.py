@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # seed
-
-import seed  # noqa: E402
-from serverproc import ServerProcess  # noqa: E402
-
-APP = Path(__file__).parents[2] / "dashboard" / "app.py"
+import seed
+from serverproc import ServerProcess
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import itertools
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -20,6 +21,8 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
 
 MS = 1_000_000
+#: The Streamlit entry point the AppTests run.
+APP = Path(__file__).parents[2] / "dashboard" / "app.py"
 _ids = itertools.count(1)
 
 

@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from agentsla.dashboard import fmt
-from conftest import APP
+from seed import APP
 from serverproc import ServerProcess, free_port
 
 TIMEOUT = 60

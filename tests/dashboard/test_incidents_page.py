@@ -1,0 +1,95 @@
+"""The Incidents page under AppTest against a served alert service holding one incident."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+
+import duckdb
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from streamlit.testing.v1 import AppTest
+
+from agentsla.alerts.evaluator import Alert, State
+from agentsla.alerts.service import AlertService
+from agentsla.collector.schema import migrate
+from agentsla.config import load_config
+from serverproc import free_port
+from seed import APP
+
+T = 1_700_000_000.0
+SCRIPT = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def incident_api(tmp_path):
+    """The alert routes on a free port, with one P0 incident acknowledged and annotated."""
+    con = duckdb.connect()
+    migrate(con)
+    config = dataclasses.replace(load_config(environ={}), alerts={"slo_rules": False,
+                                                                  "default_rules": False})
+    service = AlertService(config, con.cursor, tmp_path, clock=lambda: T + 300)
+    alert = Alert({"alertname": "TaskSuccessLow", "severity": "P0", "task_type": "chat"},
+                  {"summary": f"chat fails {SCRIPT}"}, State.FIRING, 0.5, T - 60, fired_at=T,
+                  context={"first_failing_hop": "model gpt-4o (timeout)",
+                           "example_task_ids": ["t1"], "example_trace_ids": ["a" * 32]})
+    service.incidents.observe(T, [alert])
+    [incident] = service.incidents.store.list()
+    service.incidents.note(incident.id, "change", "ana", f"deploy {SCRIPT}", T + 100)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=service.routes()), host="127.0.0.1",
+                                           port=port, log_level="error", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", incident.id, service
+    server.should_exit = True
+    thread.join(10)
+    service.store.close()
+    con.close()
+
+
+def _open(monkeypatch, url: str) -> AppTest:
+    monkeypatch.setenv("AGENTSLA_API", url)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("views/incidents.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_lists_shows_timeline_and_offers_every_export(incident_api, monkeypatch):
+    url, incident_id, _ = incident_api
+    at = _open(monkeypatch, url)
+    listing = at.dataframe[0].value
+    assert listing["id"].tolist() == [incident_id] and listing["severity"].tolist() == ["P0"]
+    assert next(m.value for m in at.metric if m.label == "State") == "open"
+    timeline = at.dataframe[-1].value
+    assert timeline["kind"].tolist()[:2] == ["opened", "alert_firing"]
+    assert "change" in timeline["kind"].tolist()
+    buttons = at.get("download_button")
+    assert len(buttons) == 4
+
+
+def test_acknowledge_from_the_page(incident_api, monkeypatch):
+    url, incident_id, service = incident_api
+    at = _open(monkeypatch, url)
+    at.text_input(key="inc_author").input("ana").run()
+    at.button(key="inc_ack").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert service.incidents.store.get(incident_id).acknowledged_by == "ana"
+
+
+def test_api_down_is_said_plainly(monkeypatch):
+    url = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("AGENTSLA_API", url)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    at.switch_page("views/incidents.py").run()
+    assert not at.exception
+    assert at.error and at.error[0].value.startswith(f"cannot reach the agentsla API at {url}")
