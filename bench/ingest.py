@@ -177,7 +177,8 @@ def bench_end_to_end(payloads: list[bytes], tasks: int, senders: int) -> dict:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     return {"spans_per_s": tasks * SPANS_PER_TASK / elapsed, "seconds": elapsed,
-            "retries_429": retries, "tasks_visible": stored.get("tasks"), "peak_rss_mib": rss}
+            "retries_429": retries, "tasks_finished": stored["totals"]["finished"],
+            "peak_rss_mib": rss}
 
 
 def main() -> None:

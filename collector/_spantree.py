@@ -125,15 +125,18 @@ def build_tree(spans: Sequence[Span]) -> SpanTree:
         by_key.setdefault(span_key(span), span)
     order = sorted(by_key, key=lambda k: _order_key(by_key[k]))
     tree = SpanTree(spans=by_key, order=order)
-    declared = {k: _declared_parent(by_key[k], k, by_key) for k in order}
     kids: dict[Key, list[Key]] = defaultdict(list)
-    for key in order:
-        if declared[key] is not None:
-            kids[declared[key]].append(key)
-    for key in order:
-        if declared[key] is None:
-            _attach_from(tree, key, kids)
-    for key in order:  # spans only reachable through a parent cycle: break it at the earliest
-        if key not in tree.depth:
-            _attach_from(tree, key, kids)
+    tops: list[Key] = []
+    for key in order:  # one pass: this runs for every task of every commit
+        parent = _declared_parent(by_key[key], key, by_key)
+        if parent is None:
+            tops.append(key)
+        else:
+            kids[parent].append(key)
+    for key in tops:
+        _attach_from(tree, key, kids)
+    if len(tree.depth) < len(order):
+        for key in order:  # spans only reachable through a parent cycle: break it at the earliest
+            if key not in tree.depth:
+                _attach_from(tree, key, kids)
     return tree

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import duckdb
 import pyarrow as pa
 
+from agentsla.collector._idfilter import IdFilter
 from agentsla.collector.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
 from agentsla.collector.tasks import materialize_task
 from agentsla.config import TasksConfig
@@ -25,10 +26,11 @@ Row = dict[str, Any]
 
 @dataclass
 class TaskState:
-    """Spans of one task held in memory, keyed by (trace_id, span_id)."""
+    """Spans of one task held in memory, keyed by (trace_id, span_id); whether task_store has it."""
 
     first_seen_ns: int
     spans: dict[tuple[str, str], Row] = field(default_factory=dict)
+    stored: bool = True
 
 
 @dataclass
@@ -74,14 +76,20 @@ class TaskCache:
         """Account for spans added to a cached state in place."""
         self.span_count += added
 
-    def evict(self, keep: Iterable[str] = ()) -> None:
-        """Drop least recently used tasks until within the span bound."""
+    def __iter__(self):
+        return iter(self._tasks)
+
+    def evict(self, keep: Iterable[str] = ()) -> list[str]:
+        """Drop least recently used tasks until within the span bound; return their ids."""
         keep = set(keep)
+        evicted: list[str] = []
         for task_id in list(self._tasks):
             if self.span_count <= self.max_spans:
-                return
+                break
             if task_id not in keep:
                 self.pop(task_id)
+                evicted.append(task_id)
+        return evicted
 
 
 class TaskWriter:
@@ -92,6 +100,10 @@ class TaskWriter:
         self.config = config
         self.cache = TaskCache(config.task_cache_spans)
         self._trace_task: OrderedDict[str, str] = OrderedDict()
+        # Task and trace ids the database may hold although memory does not: looked up in
+        # DuckDB; any other id is certainly new. Assumes this writer is the file's only writer.
+        self._offloaded = IdFilter()
+        self._remember_stored_ids()
 
     def write(self, rows: list[Row], now_ns: int | None = None) -> WriteResult:
         """Store a batch of normalized span rows and re-materialize the tasks they touch."""
@@ -152,8 +164,21 @@ class TaskWriter:
             raise
         for task_id in old:
             self.cache.pop(task_id)
-        self._trace_task.clear()
+        if old:  # forget the deleted traces only: the rest of memory still matches the database
+            gone = set(old)
+            self._trace_task = OrderedDict(
+                (trace, task) for trace, task in self._trace_task.items() if task not in gone)
         return len(old)
+
+    def _remember_stored_ids(self) -> None:
+        """Note every task and trace id stored before this writer: memory knows the others."""
+        cursor = self.con.cursor()  # leaves any pending result of the caller's connection alone
+        try:
+            for sql in ("select task_id from task_store", "select trace_id from trace_task"):
+                for chunk in cursor.sql(sql).to_arrow_table().column(0).chunks:
+                    self._offloaded.update(chunk.to_pylist())
+        finally:
+            cursor.close()
 
     # -- one batch ---------------------------------------------------------------------------
 
@@ -170,7 +195,7 @@ class TaskWriter:
             self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
         self._record_traces(task_of_trace)
         self._upsert_tasks(states, now_ns)
-        self.cache.evict(keep=states)
+        self._offloaded.update(self.cache.evict(keep=states))
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
     def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
@@ -197,14 +222,17 @@ class TaskWriter:
         return mapping, rekeys
 
     def _known_trace_tasks(self, traces: set[str]) -> dict[str, str]:
+        """Return the stored task of each trace that has one, from memory or the database."""
         known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
-        missing = [t for t in traces if t not in known]
+        missing = [t for t in traces if t not in known and t in self._offloaded]
         if missing:
             self._register_ids("lookup_traces", missing)
-            known.update(self.con.execute(
+            found = self.con.execute(
                 "select trace_id, task_id from trace_task "
-                "where trace_id in (select id from lookup_traces)").fetchall())
+                "where trace_id in (select id from lookup_traces)").fetchall()
             self.con.unregister("lookup_traces")
+            known.update(found)
+            self._trace_task.update(found)  # memory holds stored mappings only
         return known
 
     def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int) -> None:
@@ -227,12 +255,12 @@ class TaskWriter:
     def _load_tasks(self, task_ids: list[str], now_ns: int | None = None) -> dict[str, TaskState]:
         """Return the state of each task: from memory, else from the database, else new."""
         states = {t: s for t in task_ids if (s := self.cache.get(t)) is not None}
-        missing = [t for t in task_ids if t not in states]
+        missing = [t for t in task_ids if t not in states and t in self._offloaded]
         if missing:
             states.update(self._read_tasks(missing))
         for task_id in task_ids:
             if task_id not in states and now_ns is not None:
-                states[task_id] = TaskState(first_seen_ns=now_ns)
+                states[task_id] = TaskState(first_seen_ns=now_ns, stored=False)
             if task_id in states:
                 self.cache.put(task_id, states[task_id])
         return states
@@ -265,26 +293,40 @@ class TaskWriter:
         return new_rows
 
     def _record_traces(self, task_of_trace: dict[str, str]) -> None:
-        fresh = {t: k for t, k in task_of_trace.items() if self._trace_task.get(t) != k}
+        """Store the traces new to the database; known ones are stored already (rekeys too)."""
+        fresh = [t for t in task_of_trace if t not in self._trace_task]
         if fresh:
-            table = pa.table({"trace_id": list(fresh), "task_id": list(fresh.values())})
+            table = pa.table({"trace_id": pa.array(fresh, pa.string()),
+                              "task_id": pa.array([task_of_trace[t] for t in fresh], pa.string())})
             self.con.register("fresh_traces", table)
-            self.con.execute("insert or replace into trace_task select * from fresh_traces")
+            # A plain insert: a primary-key upsert costs several times more in DuckDB.
+            self.con.execute("insert into trace_task select * from fresh_traces")
             self.con.unregister("fresh_traces")
         for trace_id, task_id in task_of_trace.items():
             self._trace_task[trace_id] = task_id
             self._trace_task.move_to_end(trace_id)
         while len(self._trace_task) > max(1000, self.config.task_cache_spans // 4):
-            self._trace_task.popitem(last=False)
+            self._offloaded.add(self._trace_task.popitem(last=False)[0])
 
     def _upsert_tasks(self, states: dict[str, TaskState], now_ns: int) -> None:
-        rows = [materialize_task(task_id, list(state.spans.values()), self.config, now_ns,
-                                 state.first_seen_ns)
-                for task_id, state in states.items() if state.spans]
+        """Materialize the tasks; insert the new ones, replace those task_store holds."""
+        new: list[Row] = []
+        stored: list[Row] = []
+        for task_id, state in states.items():
+            if state.spans:
+                (stored if state.stored else new).append(materialize_task(
+                    task_id, list(state.spans.values()), self.config, now_ns,
+                    state.first_seen_ns))
+                state.stored = True
+        # A primary-key upsert costs several times a plain insert: only stored tasks need it.
+        self._store_tasks(new, "insert")
+        self._store_tasks(stored, "insert or replace")
+
+    def _store_tasks(self, rows: list[Row], verb: str) -> None:
         if rows:
             table = pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
             self.con.register("task_batch", table)
-            self.con.execute(f"insert or replace into task_store select "
+            self.con.execute(f"{verb} into task_store select "
                              f"{', '.join(TASK_COLUMN_NAMES)} from task_batch")
             self.con.unregister("task_batch")
 
@@ -298,6 +340,8 @@ class TaskWriter:
 
     def _forget_memory(self) -> None:
         """After a rollback, memory may hold spans the database does not: start afresh."""
+        self._offloaded.update(self.cache)  # whatever memory knew may be stored: look it up
+        self._offloaded.update(self._trace_task)
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
 
