@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import math
 from typing import Any
 
 from starlette.requests import Request
@@ -17,13 +16,9 @@ from starlette.routing import Route
 
 from agentsla.config import parse_duration
 from agentsla.errors import AgentslaError, PermanentError, Unauthorized
+from agentsla.queries.jsonout import json_response
 
 NS = 1_000_000_000
-
-
-def _json(data: Any, status: int = 200) -> Response:
-    body = json.dumps(data, default=str, allow_nan=False, separators=(",", ":"))
-    return Response(body, status, media_type="application/json")
 
 
 def _time(name: str, value: Any) -> float:
@@ -46,7 +41,7 @@ def _guard(service, handler):
                     raise Unauthorized("missing or wrong bearer token")
             return await handler(service, request)
         except AgentslaError as exc:
-            return _json({"error": exc.message}, exc.status)
+            return json_response({"error": exc.message}, exc.status)
     return run
 
 
@@ -61,33 +56,29 @@ async def _alerts(service, request: Request) -> Response:
     alerts = service.current(now)
     if params.get("state"):
         alerts = [a for a in alerts if a["state"] == params["state"]]
-    return _json({"alerts": _finite(alerts), "rules": [r.describe() for r in service.evaluator.rules],
+    return json_response({"alerts": alerts, "rules": [r.describe() for r in service.evaluator.rules],
                   "history": service.store.history(since),
                   "groups": service.dispatcher.describe(),
                   "delivery": {"outbox": service.nflog.outbox("pending"),
                                "errors": service.delivery_errors}})
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
-async def _silences(service, request: Request) -> Response:
-    now = service.clock()
-    if request.method == "GET":
-        return _json({"silences": [s.to_json(now) for s in service.silences.list(now)]})
+async def read_json_object(request: Request) -> dict[str, Any]:
+    """Read a request body that must be one JSON object (an empty body is `{}`)."""
     try:
         body = json.loads(await request.body() or b"{}")
     except ValueError:
         raise PermanentError("the body must be JSON") from None
     if not isinstance(body, dict):
         raise PermanentError("the body must be a JSON object")
+    return body
+
+
+async def _silences(service, request: Request) -> Response:
+    now = service.clock()
+    if request.method == "GET":
+        return json_response({"silences": [s.to_json(now) for s in service.silences.list(now)]})
+    body = await read_json_object(request)
     starts = _time("startsAt", body["startsAt"]) if body.get("startsAt") else now
     if body.get("endsAt"):
         ends = _time("endsAt", body["endsAt"])
@@ -102,13 +93,13 @@ async def _silences(service, request: Request) -> Response:
     silence = service.silences.add([str(m) for m in matchers], starts, ends,
                                    str(body.get("createdBy") or ""), str(body.get("comment") or ""),
                                    now)
-    return _json({"silenceID": silence.id, "silence": silence.to_json(now)}, 201)
+    return json_response({"silenceID": silence.id, "silence": silence.to_json(now)}, 201)
 
 
 async def _silence(service, request: Request) -> Response:
     now = service.clock()
     silence = service.silences.expire(request.path_params["silence_id"], now)
-    return _json({"silence": silence.to_json(now)})
+    return json_response({"silence": silence.to_json(now)})
 
 
 def alert_routes(service) -> list[Route]:

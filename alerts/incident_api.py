@@ -10,14 +10,13 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agentsla.alerts.api import _guard, _json, _time
+from agentsla.alerts.api import _guard, _time, read_json_object
+from agentsla.queries.jsonout import json_response
 from agentsla.errors import PermanentError
 
 STATES = ("open", "resolved")
@@ -49,14 +48,14 @@ async def _list(service, request: Request) -> Response:
         raise PermanentError(f"bad limit {limit}: expected 1 to 1000")
     store = service.incidents.store
     found = store.list(state, since, until, limit)
-    return _json({"incidents": [summary(store, i) for i in found]})
+    return json_response({"incidents": [summary(store, i) for i in found]})
 
 
 async def _show(service, request: Request) -> Response:
     from agentsla.alerts.incident_report import document
 
     _check_params(request, frozenset())
-    return _json(document(service.incidents.store, request.path_params["incident_id"],
+    return json_response(document(service.incidents.store, request.path_params["incident_id"],
                           service.clock()))
 
 
@@ -74,29 +73,19 @@ async def _timeline(service, request: Request) -> Response:
                              "X-Content-Type-Options": "nosniff"})
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body() or b"{}")
-    except ValueError:
-        raise PermanentError("the body must be JSON") from None
-    if not isinstance(body, dict):
-        raise PermanentError("the body must be a JSON object")
-    return body
-
-
 async def _ack(service, request: Request) -> Response:
     from agentsla.alerts.incident_report import summary
 
-    body = await _body(request)
+    body = await read_json_object(request)
     incident_id = request.path_params["incident_id"]
     service.incidents.acknowledge(incident_id, str(body.get("author") or ""), service.clock(),
                                   source=str(body.get("source") or "api"))
     store = service.incidents.store
-    return _json({"incident": summary(store, store.get(incident_id))})
+    return json_response({"incident": summary(store, store.get(incident_id))})
 
 
 async def _note(service, request: Request) -> Response:
-    body = await _body(request)
+    body = await read_json_object(request)
     labels = body.get("labels") or {}
     if not isinstance(labels, dict):
         raise PermanentError("labels must be an object of strings")
@@ -110,7 +99,7 @@ async def _note(service, request: Request) -> Response:
                                       {str(k): str(v) for k, v in labels.items()},
                                       source=str(body.get("source") or "api"))
     added = next(e for e in service.incidents.store.entries(incident_id) if e.id == entry_id)
-    return _json({"entry": entry_json(added)}, 201)
+    return json_response({"entry": entry_json(added)}, 201)
 
 
 def incident_routes(service) -> list[Route]:

@@ -8,7 +8,6 @@ thread (cursors are per thread; DuckDB releases the GIL while it scans). Routes 
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import math
 import re
@@ -30,6 +29,7 @@ from agentsla.queries import openapi
 from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.findings.route import findings_answer
 from agentsla.queries.hops import hop_stats
+from agentsla.queries.jsonout import json_response
 from agentsla.queries.metrics import render_metrics
 from agentsla.queries.root_causes import root_cause_series, root_causes
 from agentsla.queries.sla import sla_by, sla_series, sla_totals
@@ -188,29 +188,13 @@ ROUTES: list[Endpoint] = [
 
 # --- the app -----------------------------------------------------------------------------------
 
-def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
-    body = json.dumps(_finite(data), separators=(",", ":"), allow_nan=False, default=str)
-    return Response(body, status, headers=headers, media_type="application/json")
-
-
-def _finite(value: Any) -> Any:
-    # NaN/Infinity are not JSON; they only arise from empty aggregates, reported as null.
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
 def _error(exc: AgentslaError) -> Response:
     headers = {}
     if isinstance(exc, RetryableError):
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    return _json({"error": exc.message}, exc.status, headers)
+    return json_response({"error": exc.message}, exc.status, headers)
 
 
 def _check_token(request: Request, token: str) -> None:
@@ -240,7 +224,7 @@ def _handler(endpoint: Endpoint, connect: Callable[[], duckdb.DuckDBPyConnection
                 result = endpoint.answer(cur, ask)
             finally:
                 cur.close()
-        return result if isinstance(result, Response) else _json(result)
+        return result if isinstance(result, Response) else json_response(result)
 
     async def handle(request: Request) -> Response:
         try:
@@ -254,7 +238,7 @@ def _handler(endpoint: Endpoint, connect: Callable[[], duckdb.DuckDBPyConnection
             return _error(exc)
         except Exception:  # noqa: BLE001 - the edge: log it, answer 500 without a traceback
             log.exception("query API %s failed", request.url.path)
-            return _json({"error": "internal error; see the agentsla server log"}, 500)
+            return json_response({"error": "internal error; see the agentsla server log"}, 500)
 
     return handle
 
@@ -267,7 +251,7 @@ def _route_path(endpoint: Endpoint) -> str:
 
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:
-    return _json({"error": f"{exc.detail}: {request.method} {request.url.path}"}, exc.status_code)
+    return json_response({"error": f"{exc.detail}: {request.method} {request.url.path}"}, exc.status_code)
 
 
 def create_api_app(connect: Callable[[], duckdb.DuckDBPyConnection], config: Config,
