@@ -98,10 +98,6 @@ class ApiClient:
         """GET /api/v1/findings (window parameters, kind)."""
         return self.get("/api/v1/findings", params)
 
-    def alerts(self, **params: Any) -> dict:
-        """GET /api/v1/alerts (served once the alerts engineer registers the route)."""
-        return self.get("/api/v1/alerts", params)
-
     def incidents(self, **params: Any) -> dict:
         """GET /api/v1/incidents (state, from, to, limit)."""
         return self.get("/api/v1/incidents", params)
@@ -140,7 +136,7 @@ class ApiClient:
         return self.get(f"/api/v1/traces/{quote(trace_id, safe='')}")
 
     def alerts(self, **params: Any) -> dict:
-        """GET /api/v1/alerts (404 while the server has no alerting)."""
+        """GET /api/v1/alerts (state, history): current alerts, rule health, history."""
         return self.get("/api/v1/alerts", params)
 
     def metrics(self) -> str:

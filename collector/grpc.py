@@ -12,7 +12,7 @@ import math
 
 import grpc
 from google.protobuf import duration_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
 
 from agentsla.collector.receiver import Exporter
