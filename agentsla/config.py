@@ -109,6 +109,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
     Setting("keepalive_timeout", "server", 15.0, parse_duration,
             "Idle keep-alive connections are closed after this long."),
+    Setting("read_timeout", "server", 30.0, parse_duration,
+            "Longest a client may take to send a request's headers, and again its body; "
+            "slower or silent connections are closed (a late body gets 408)."),
     Setting("max_body_bytes", "ingest", 20 * 1024**2, parse_bytes,
             "Largest OTLP request body, checked before and after decompression (413 beyond)."),
     Setting("max_spans_per_request", "ingest", 100_000, parse_int,
@@ -137,6 +140,8 @@ SETTINGS: tuple[Setting, ...] = (
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
     Setting("api", "client", "http://127.0.0.1:8710", parse_str,
             "Query API base URL used by the CLI and the dashboard."),
+    Setting("dashboard_url", "client", "http://127.0.0.1:8501", parse_str,
+            "Dashboard base URL put into alert notifications as a link ('' for none)."),
 )
 
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
@@ -158,6 +163,7 @@ class ServerConfig:
     api_token: str
     max_connections: int
     keepalive_timeout: float
+    read_timeout: float
 
     @property
     def db_path(self) -> Path:
@@ -198,9 +204,10 @@ class TasksConfig:
 
 @dataclass(frozen=True)
 class ClientConfig:
-    """Where the CLI and the dashboard find the query API."""
+    """Where the CLI and the dashboard find the query API, and where alerts link to."""
 
     api: str
+    dashboard_url: str
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,12 @@ class NotFound(PermanentError):
     status = 404
 
 
+class RequestTimeout(PermanentError):
+    """The client sent its request body too slowly (HTTP 408); the connection is closed."""
+
+    status = 408
+
+
 class Unauthorized(PermanentError):
     """A bearer token is configured and the request did not present it."""
 

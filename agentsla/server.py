@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 import logging
 import signal
+from pathlib import Path
 
 import uvicorn
 
+from agentsla.alerts.service import AlertService
 from agentsla.collector.grpc import start_grpc_server
 from agentsla.collector.http import create_otlp_http_app
 from agentsla.collector.pipeline import IngestPipeline
@@ -16,7 +18,9 @@ from agentsla.collector.receiver import Exporter
 from agentsla.collector.store import open_store
 from agentsla.collector.writer import TaskWriter
 from agentsla.config import Config
+from agentsla.connguard import guarded_protocol
 from agentsla.queries.api import create_api_app
+from agentsla.queries.findings.thresholds import resolve_thresholds
 
 log = logging.getLogger("agentsla.server")
 
@@ -29,14 +33,18 @@ class _Server(uvicorn.Server):
 
 
 def _http_server(app, config: Config, port: int) -> _Server:
+    # The guarded protocol caps connections (503 + Retry-After) and closes slow or silent ones.
+    protocol = guarded_protocol(config.server.read_timeout, config.server.max_connections,
+                                config.ingest.retry_after)
     return _Server(uvicorn.Config(
         app, host=config.server.host, port=port, log_level="warning", access_log=False,
-        lifespan="off", limit_concurrency=config.server.max_connections,
+        lifespan="off", http=protocol,
         timeout_keep_alive=max(1, int(config.server.keepalive_timeout))))
 
 
 async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     """Run until SIGTERM/SIGINT (or `stop`): then stop accepting, flush, checkpoint, return."""
+    resolve_thresholds(config.findings)  # a typo in `findings:` fails here, not per request
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -45,21 +53,27 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks)
     pipeline.start()
     exporter = Exporter(config.ingest, pipeline.submit)
-    otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token),
+    otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token,
+                                                  config.server.read_timeout),
                              config, config.server.otlp_http_port)
-    api = _http_server(create_api_app(con.cursor, config, lambda: _health(pipeline, exporter)),
+    alerts = AlertService(config, con.cursor, Path(config.server.data_dir),
+                          config.client.dashboard_url or None)
+    api = _http_server(create_api_app(con.cursor, config, lambda: _health(pipeline, exporter),
+                                      extra_routes=alerts.routes()),
                        config, config.server.api_port)
     grpc_server, grpc_port = await start_grpc_server(
         exporter, config.server.host, config.server.otlp_grpc_port, config.server.ingest_token,
         config.ingest.max_body_bytes)
     tasks = [asyncio.create_task(s.serve()) for s in (otlp_http, api)]
     await _announce(config, grpc_port, (otlp_http, api), tasks)
+    await alerts.start()
     await stop.wait()
     log.warning("shutting down: no new requests, flushing queued spans")
     for server in (otlp_http, api):
         server.should_exit = True
     await grpc_server.stop(grace=5)
     await asyncio.gather(*tasks, return_exceptions=True)
+    await alerts.stop()
     await asyncio.to_thread(pipeline.close)
     con.close()
     log.warning("stopped cleanly")

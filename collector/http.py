@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import math
 
+import anyio
 from anyio import to_thread
 from google.protobuf import json_format
 from google.rpc import code_pb2, status_pb2
@@ -20,24 +21,26 @@ from starlette.routing import Route
 
 from agentsla.collector._decode import decode_body
 from agentsla.collector.receiver import Exporter
-from agentsla.errors import (AgentslaError, PayloadTooLarge, RetryableError, Unauthorized,
-                             UnsupportedMediaType)
+from agentsla.errors import (AgentslaError, PayloadTooLarge, RequestTimeout, RetryableError,
+                             Unauthorized, UnsupportedMediaType)
 
 _JSON = "application/json"
 _PROTOBUF = "application/x-protobuf"
 _GRPC_CODE = {400: code_pb2.INVALID_ARGUMENT, 401: code_pb2.UNAUTHENTICATED,
+              408: code_pb2.DEADLINE_EXCEEDED,
               413: code_pb2.INVALID_ARGUMENT, 415: code_pb2.INVALID_ARGUMENT,
               429: code_pb2.RESOURCE_EXHAUSTED, 503: code_pb2.UNAVAILABLE}
 
 
-def create_otlp_http_app(exporter: Exporter, token: str = "") -> Starlette:
-    """Build the ASGI app serving POST /v1/traces."""
+def create_otlp_http_app(exporter: Exporter, token: str = "",
+                         read_timeout: float = 30.0) -> Starlette:
+    """Build the ASGI app serving POST /v1/traces; bodies must arrive within read_timeout."""
 
     async def traces(request: Request) -> Response:
         wants_json = _is_json(request.headers.get("content-type", ""))
         try:
             _check_token(request, token)
-            body = await _read_body(request, exporter.limits.max_body_bytes)
+            body = await _read_body_within(request, exporter.limits.max_body_bytes, read_timeout)
             message = await to_thread.run_sync(
                 decode_body, body, request.headers.get("content-type", ""),
                 request.headers.get("content-encoding"), exporter.limits)
@@ -59,6 +62,15 @@ def _check_token(request: Request, token: str) -> None:
     given = request.headers.get("authorization", "")
     if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
         raise Unauthorized("missing or wrong bearer token")
+
+
+async def _read_body_within(request: Request, limit: int, timeout: float) -> bytes:
+    """Read the body, refusing a client that trickles it (uvicorn has no body timeout)."""
+    try:
+        with anyio.fail_after(timeout):
+            return await _read_body(request, limit)
+    except TimeoutError:
+        raise RequestTimeout(f"request body not received within {timeout:g} s") from None
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -92,5 +104,7 @@ def _error_response(exc: AgentslaError, as_json: bool) -> Response:
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
+    if isinstance(exc, RequestTimeout):
+        headers["Connection"] = "close"  # the rest of the body may still be on its way
     rpc = status_pb2.Status(code=_GRPC_CODE.get(status, code_pb2.INTERNAL), message=exc.message)
     return _encode(rpc, as_json, status, headers)

@@ -10,7 +10,7 @@ from typing import Mapping
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.config import SETTINGS
 
-SERVE_SETTINGS = [s.name for s in SETTINGS if s.section != "client"]
+SERVE_SETTINGS = [s.name for s in SETTINGS if s.section != "client"] + ["dashboard_url"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
