@@ -101,6 +101,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_port", "server", 8710, parse_port, "Query API port (/api/v1/..., /metrics)."),
     Setting("data_dir", "server", "./agentsla-data", parse_str,
             "Folder holding the DuckDB file (agentsla.duckdb)."),
+    Setting("memory_limit", "server", "", parse_str,
+            "DuckDB buffer pool cap such as 2GB ('' = DuckDB's default, 80% of RAM)."),
     Setting("ingest_token", "server", "", parse_str,
             "If set, OTLP requests must send `Authorization: Bearer <token>`."),
     Setting("api_token", "server", "", parse_str,
@@ -159,6 +161,7 @@ class ServerConfig:
     otlp_grpc_port: int
     api_port: int
     data_dir: str
+    memory_limit: str
     ingest_token: str
     api_token: str
     max_connections: int

@@ -49,7 +49,7 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    con = open_store(config.server.db_path)
+    con = open_store(config.server.db_path, config.server.memory_limit)
     pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks)
     pipeline.start()
     exporter = Exporter(config.ingest, pipeline.submit)
