@@ -75,19 +75,21 @@ class ApiClient:
         return self.get("/api/v1/health")
 
     def sla(self, **params: Any) -> dict:
-        """GET /api/v1/sla (from, to, window, step, group_by, task_type, tenant_id)."""
+        """GET /api/v1/sla (from, to, window, step, group_by, task_type, tenant_id, service_name)."""
         return self.get("/api/v1/sla", params)
 
     def hops(self, **params: Any) -> dict:
-        """GET /api/v1/hops (from, to, window, hop_kind, task_type, tenant_id, limit)."""
+        """GET /api/v1/hops (from, to, window, step, hop_kind, task_type, tenant_id, service_name,
+        limit, series_limit)."""
         return self.get("/api/v1/hops", params)
 
     def root_causes(self, **params: Any) -> dict:
-        """GET /api/v1/root-causes (from, to, window, step, task_type, tenant_id, limit)."""
+        """GET /api/v1/root-causes (from, to, window, step, task_type, tenant_id, service_name,
+        limit)."""
         return self.get("/api/v1/root-causes", params)
 
     def budget(self, **params: Any) -> dict:
-        """GET /api/v1/budget (from, to, window, task_type, tenant_id)."""
+        """GET /api/v1/budget (from, to, window, task_type, tenant_id, service_name)."""
         return self.get("/api/v1/budget", params)
 
     def slo(self, **params: Any) -> dict:
@@ -123,8 +125,8 @@ class ApiClient:
         return self.post(f"/api/v1/incidents/{quote(incident_id, safe='')}/notes", body)
 
     def tasks(self, **params: Any) -> dict:
-        """GET /api/v1/tasks (window parameters, outcome, task_type, tenant_id, ffh_kind,
-        ffh_name, limit)."""
+        """GET /api/v1/tasks (window parameters, outcome, task_type, tenant_id, service_name,
+        ffh_kind, ffh_name, limit)."""
         return self.get("/api/v1/tasks", params)
 
     def task(self, task_id: str) -> dict:

@@ -193,20 +193,46 @@ def hop_failure_rates(hops: Sequence[Mapping], top: int = 20) -> go.Figure:
     return fig
 
 
+#: Metrics of the hop heatmap: series key -> (label, colorbar tick format).
+HEATMAP_METRICS = {"error_rate": ("Error rate", ".0%"), "latency_p95_ms": ("p95 latency", None)}
+
+
 def hop_heatmap(series: Sequence[Mapping], value_key: str = "latency_p95_ms",
-                title: str = "p95 latency per hop over time") -> go.Figure:
-    """Draw a heatmap of one hop metric (rows: hops, columns: buckets) from a hop time series."""
+                title: str | None = None, window: Mapping | None = None) -> go.Figure:
+    """Draw a heatmap of one hop metric (rows: hops, busiest on top; columns: buckets).
+
+    `series` is /api/v1/hops's sparse series; with the answer's `window` (from_ns, to_ns,
+    step_s), every bucket of the window is a column, so quiet buckets show as gaps.
+    """
+    label, tick = HEATMAP_METRICS.get(value_key, (value_key, None))
+    title = title or f"{label} per hop over time"
     if not series:
         return _empty(title, "No hop series in this window")
-    buckets = sorted({r["bucket_ns"] for r in series})
-    hops = sorted({hop_label(r) for r in series})
+    calls: dict[str, int] = {}
+    for row in series:
+        calls[hop_label(row)] = calls.get(hop_label(row), 0) + (row.get("calls") or 0)
+    hops = sorted(calls, key=lambda h: (-calls[h], h))
+    buckets = _buckets(series, window)
     cells = {(hop_label(r), r["bucket_ns"]): r.get(value_key) for r in series}
     z = [[cells.get((h, b)) for b in buckets] for h in hops]
     x = [datetime.fromtimestamp(b / 1e9, tz=timezone.utc) for b in buckets]
+    hover = "%{z:.1%}" if tick == ".0%" else "%{z:,.0f} ms"
     fig = go.Figure(go.Heatmap(z=z, x=x, y=hops, colorscale="YlOrRd", hoverongaps=False,
-                               colorbar=dict(title=value_key)))
+                               colorbar=dict(title=label, tickformat=tick),
+                               hovertemplate="%{y}<br>%{x}: " + hover + "<extra></extra>"))
+    fig.update_yaxes(autorange="reversed")
     fig.update_layout(title=title, height=max(260, 80 + 28 * len(hops)), margin=_MARGIN)
     return fig
+
+
+def _buckets(series: Sequence[Mapping], window: Mapping | None) -> list[int]:
+    seen = sorted({r["bucket_ns"] for r in series})
+    step_s = (window or {}).get("step_s")
+    if not step_s:
+        return seen
+    step = round(step_s * 1e9)
+    every = range(window["from_ns"], window["to_ns"], step)
+    return list(every) if len(every) <= 2000 and set(seen) <= set(every) else seen
 
 
 def budget_waterfall(budget: Mapping) -> go.Figure:

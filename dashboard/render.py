@@ -42,9 +42,13 @@ def chart(fig: go.Figure, key: str) -> None:
     st.plotly_chart(fig, theme="streamlit", key=key, config={"displaylogo": False})
 
 
-def filter_note(path: str) -> None:
-    """Say which sidebar filters the API cannot apply here, instead of ignoring them silently."""
+def filter_note(path: str, what: str = "this view") -> None:
+    """Say which sidebar filters the API cannot apply to `what`, instead of ignoring them silently.
+
+    Every page's main route takes every sidebar filter; the note shows for sections whose route
+    does not (SLOs, findings) and against an older API whose schema lacks a filter.
+    """
     missing = filters.unsupported(path)
     if missing:
-        st.warning(f"The API cannot filter this view by {', '.join(missing).lower()} "
+        st.warning(f"The API cannot filter {what} by {', '.join(missing).lower()} "
                    f"({path} has no such parameter); showing all of them.", icon="ℹ️")

@@ -10,10 +10,13 @@ from agentsla.errors import PermanentError
 #: Columns (of both views) a result may be grouped by; the only identifiers put into SQL text.
 DIMENSIONS = ("task_type", "tenant_id", "service_name", "agent")
 
-#: Bound filters on the `tasks` view shared by the task-level questions.
+#: Bound filters on the `tasks` view shared by the task-level questions (and by hops, through
+#: the task); their parameters are TASK_FILTER_NAMES, null meaning "any".
 TASK_FILTERS = """
       and ($task_type is null or task_type = $task_type)
-      and ($tenant_id is null or tenant_id = $tenant_id)"""
+      and ($tenant_id is null or tenant_id = $tenant_id)
+      and ($service_name is null or service_name = $service_name)"""
+TASK_FILTER_NAMES = ("task_type", "tenant_id", "service_name")
 
 
 def fetch_dicts(cur, sql: str, params: Mapping[str, Any] | None = None) -> list[dict]:

@@ -26,9 +26,10 @@ from starlette.routing import BaseRoute, Route
 from agentsla.config import Config
 from agentsla.errors import AgentslaError, NotFound, PermanentError, RetryableError, Unauthorized
 from agentsla.queries import openapi
+from agentsla.queries._sql import TASK_FILTER_NAMES
 from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.findings.route import findings_answer
-from agentsla.queries.hops import hop_stats
+from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.queries.jsonout import json_response
 from agentsla.queries.metrics import render_metrics
 from agentsla.queries.root_causes import root_cause_series, root_causes
@@ -59,13 +60,14 @@ class Ask:
         """The request's time window (from/to/window/step)."""
         return parse_window(self.params, self.now_ns)
 
-    def limit(self, default: int, maximum: int) -> int:
-        """The `limit` parameter, checked against 1..maximum."""
-        text = self.get("limit")
+    def limit(self, default: int, maximum: int, name: str = "limit") -> int:
+        """The `limit` parameter (or another count named `name`), checked against 1..maximum."""
+        text = self.get(name)
         if text is None:
             return default
         if not re.fullmatch(r"\d+", text) or not 1 <= int(text) <= maximum:
-            raise PermanentError(f"bad limit {text!r}: expected a whole number from 1 to {maximum}")
+            raise PermanentError(f"bad {name} {text!r}: expected a whole number from 1 to "
+                                 f"{maximum}")
         return int(text)
 
     def filters(self, *names: str) -> dict[str, str | None]:
@@ -92,7 +94,7 @@ def _health(cur, ask: Ask) -> dict:
 
 def _sla(cur, ask: Ask) -> dict:
     w = ask.window()
-    f = ask.filters("task_type", "tenant_id")
+    f = ask.filters(*TASK_FILTER_NAMES)
     dim = ask.get("group_by")
     return {"window": w.as_json(), "totals": sla_totals(cur, w.start_ns, w.end_ns, **f),
             "group_by": dim,
@@ -103,14 +105,17 @@ def _sla(cur, ask: Ask) -> dict:
 
 def _hops(cur, ask: Ask) -> dict:
     w = ask.window()
-    rows = hop_stats(cur, w.start_ns, w.end_ns, limit=ask.limit(500, 5000),
-                     **ask.filters("hop_kind", "task_type", "tenant_id"))
-    return {"window": w.as_json(), "hops": rows}
+    f = ask.filters("hop_kind", *TASK_FILTER_NAMES)
+    series_limit = ask.limit(20, 100, "series_limit")  # 400 before any query runs
+    rows = hop_stats(cur, w.start_ns, w.end_ns, limit=ask.limit(500, 5000), **f)
+    series = None if w.step_ns is None else hop_series(cur, w.start_ns, w.end_ns, w.step_ns,
+                                                       limit=series_limit, **f)
+    return {"window": w.as_json(), "hops": rows, "series": series}
 
 
 def _root_causes(cur, ask: Ask) -> dict:
     w = ask.window()
-    f = ask.filters("task_type", "tenant_id")
+    f = ask.filters(*TASK_FILTER_NAMES)
     rows = root_causes(cur, w.start_ns, w.end_ns, limit=ask.limit(50, 1000), **f)
     series = None if w.step_ns is None else root_cause_series(cur, w.start_ns, w.end_ns,
                                                               w.step_ns, **f)
@@ -121,7 +126,7 @@ def _root_causes(cur, ask: Ask) -> dict:
 
 def _budget(cur, ask: Ask) -> dict:
     w = ask.window()
-    data = budget_waterfall(cur, w.start_ns, w.end_ns, **ask.filters("task_type", "tenant_id"))
+    data = budget_waterfall(cur, w.start_ns, w.end_ns, **ask.filters(*TASK_FILTER_NAMES))
     return {"window": w.as_json(), **data}
 
 
@@ -134,7 +139,7 @@ def _slo(cur, ask: Ask) -> dict:
 def _tasks(cur, ask: Ask) -> dict:
     w = ask.window()
     rows = list_tasks(cur, w.start_ns, w.end_ns, limit=ask.limit(100, 1000), **ask.filters(
-        "outcome", "task_type", "tenant_id", "ffh_kind", "ffh_name"))
+        "outcome", *TASK_FILTER_NAMES, "ffh_kind", "ffh_name"))
     return {"window": w.as_json(), "tasks": rows}
 
 

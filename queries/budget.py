@@ -131,7 +131,7 @@ from window_tasks
 
 
 def budget_waterfall(cur, start_ns: int, end_ns: int, task_type: str | None = None,
-                     tenant_id: str | None = None) -> dict:
+                     tenant_id: str | None = None, service_name: str | None = None) -> dict:
     """Answer: where did the budget of the tasks that finished in the window go, by hop kind?
 
     Returns {tasks, tasks_with_budget, avg_duration_ms, avg_budget_ms, unused_budget_share
@@ -141,7 +141,7 @@ def budget_waterfall(cur, start_ns: int, end_ns: int, task_type: str | None = No
     """
     tasks = _TASKS.format(filters=TASK_FILTERS)
     params = {"start_ns": start_ns, "end_ns": end_ns, "task_type": task_type,
-              "tenant_id": tenant_id}
+              "tenant_id": tenant_id, "service_name": service_name}
     (totals,) = fetch_dicts(cur, _TOTALS_SQL.format(tasks=tasks), params)
     lo, hi, expected = (totals.pop(k) for k in ("first_start_ns", "last_end_ns", "span_count"))
     kinds = None

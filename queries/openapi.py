@@ -26,6 +26,8 @@ WINDOW = _param("window", "Window length ending at `to`, e.g. 15m, 1h, 7d. Defau
 STEP = _param("step", "Bucket length of the time series, e.g. 1m; at most 2000 buckets.")
 TASK_TYPE = _param("task_type", "Only tasks of this type.")
 TENANT_ID = _param("tenant_id", "Only tasks of this tenant.")
+SERVICE_NAME = _param("service_name", "Only tasks whose root span is of this service "
+                                      "(`service.name`).")
 GROUP_BY = _param("group_by", "Also report per value of this dimension.",
                   {"type": "string", "enum": list(DIMENSIONS)})
 HOP_KIND = _param("hop_kind", "Only hops of this kind.", {"type": "string", "enum": list(HOP_KINDS)})
@@ -39,6 +41,12 @@ def _limit(default: int, maximum: int) -> dict:
     return _param("limit", f"Most rows returned (default {default}, at most {maximum}).",
                   {"type": "integer", "minimum": 1, "maximum": maximum, "default": default})
 
+
+#: Hops in the /hops series: the busiest by calls (the route's `limit` bounds the table).
+SERIES_LIMIT = _param("series_limit", "With `step`: the series holds the hops with the most "
+                                      "calls in the window, at most this many (default 20, at "
+                                      "most 100).",
+                      {"type": "integer", "minimum": 1, "maximum": 100, "default": 20})
 
 NUM = {"type": ["number", "null"]}
 INT = {"type": "integer"}
@@ -93,6 +101,11 @@ SCHEMAS = {
                  "circuit_open": INT, "circuit_open_rate": NUM, "latency_p50_ms": NUM,
                  "latency_p95_ms": NUM, "latency_p99_ms": NUM, "ttft_p50_ms": NUM,
                  "ttft_p95_ms": NUM, "input_tokens": INT, "output_tokens": INT}),
+    "HopPoint": _obj({"bucket_ns": INT, "bucket": STR, "hop_kind": STR, "hop_name": STR,
+                      "calls": INT, "error_rate": NUM, "timeout_rate": NUM,
+                      "rate_limited_rate": NUM, "latency_p95_ms": NUM},
+                     description="One hop in one bucket (spans by end); buckets without calls "
+                                 "have no row."),
     "RootCause": _obj({"ffh_kind": STR, "ffh_name": STR, "ffh_reason": STR, "tasks": INT,
                        "share": NUM, "cumulative_share": NUM, "seconds_lost": NUM,
                        **{o: INT for o in BLAMED_OUTCOMES},
@@ -169,17 +182,22 @@ PATHS = {
     "/api/v1/health": _get("Liveness and ingest state (never needs a token).", [],
                            _obj({"status": {"type": "string"}}), auth=False),
     "/api/v1/sla": _get("Task outcome rates, gateway success, latency and budget use.",
-                        [FROM, TO, WINDOW, STEP, GROUP_BY, TASK_TYPE, TENANT_ID], _ref("Sla")),
-    "/api/v1/hops": _get("Per-hop calls, attempts per logical call, error/timeout/429 rates, latency.",
-                         [FROM, TO, WINDOW, HOP_KIND, TASK_TYPE, TENANT_ID, _limit(500, 5000)],
-                         _window_result("hops", _list(_ref("Hop")))),
+                        [FROM, TO, WINDOW, STEP, GROUP_BY, TASK_TYPE, TENANT_ID, SERVICE_NAME],
+                        _ref("Sla")),
+    "/api/v1/hops": _get("Per-hop calls, attempts per logical call, error/timeout/429 rates, "
+                         "latency; with `step`, a series of the busiest hops.",
+                         [FROM, TO, WINDOW, STEP, HOP_KIND, TASK_TYPE, TENANT_ID, SERVICE_NAME,
+                          _limit(500, 5000), SERIES_LIMIT],
+                         _window_result("hops", _list(_ref("Hop")), series={
+                             "type": ["array", "null"], "items": _ref("HopPoint")})),
     "/api/v1/root-causes": _get(
         "Pareto of first failing hops over failed, degraded, budget-exhausted and rejected tasks.",
-        [FROM, TO, WINDOW, STEP, TASK_TYPE, TENANT_ID, _limit(50, 1000)],
+        [FROM, TO, WINDOW, STEP, TASK_TYPE, TENANT_ID, SERVICE_NAME, _limit(50, 1000)],
         _window_result("root_causes", _list(_ref("RootCause")), blamed_tasks=INT,
                        series={"type": ["array", "null"], "items": _ref("RootCausePoint")})),
     "/api/v1/budget": _get("Where the budget went: self time by hop kind.",
-                           [FROM, TO, WINDOW, TASK_TYPE, TENANT_ID], _ref("Budget")),
+                           [FROM, TO, WINDOW, TASK_TYPE, TENANT_ID, SERVICE_NAME],
+                           _ref("Budget")),
     "/api/v1/findings": _get("Timeout-budget findings whose evidence ended in the window.",
                              [FROM, TO, WINDOW, findings_route.KIND_PARAM],
                              _window_result("findings", _list(findings_route.FINDING_SCHEMA),
@@ -187,8 +205,8 @@ PATHS = {
     "/api/v1/slo": _get("Per task type: SLO, error budget remaining, burn rates ending at `to`.",
                         [TO, TASK_TYPE], _obj({"at_ns": INT, "at": STR, "slos": _list(_ref("Slo"))})),
     "/api/v1/tasks": _get("Tasks in the window, newest first (in-progress tasks by start).",
-                          [FROM, TO, WINDOW, OUTCOME, TASK_TYPE, TENANT_ID, FFH_KIND, FFH_NAME,
-                           _limit(100, 1000)],
+                          [FROM, TO, WINDOW, OUTCOME, TASK_TYPE, TENANT_ID, SERVICE_NAME,
+                           FFH_KIND, FFH_NAME, _limit(100, 1000)],
                           _window_result("tasks", _list(_ref("Task")))),
     "/api/v1/tasks/{task_id}": _get("One task: outcome, first failing hop and span tree.",
                                     [_param("task_id", "The task id.", where="path")],

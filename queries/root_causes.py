@@ -74,7 +74,8 @@ order by bucket_ns, tasks desc, ffh_kind, ffh_name, ffh_reason
 
 
 def root_causes(cur, start_ns: int, end_ns: int, task_type: str | None = None,
-                tenant_id: str | None = None, limit: int = 50) -> list[dict]:
+                tenant_id: str | None = None, service_name: str | None = None,
+                limit: int = 50) -> list[dict]:
     """Answer: which first failing hops caused the window's failed and degraded tasks?
 
     Rows, most tasks first (a Pareto): ffh_kind, ffh_name, ffh_reason, tasks, share (of the
@@ -83,11 +84,13 @@ def root_causes(cur, start_ns: int, end_ns: int, task_type: str | None = None,
     """
     sql = _PARETO_SQL.format(blamed=_BLAMED, filters=TASK_FILTERS, by_outcome=_BY_OUTCOME)
     return fetch_dicts(cur, sql, {"start_ns": start_ns, "end_ns": end_ns, "limit": limit,
-                                  "task_type": task_type, "tenant_id": tenant_id})
+                                  "task_type": task_type, "tenant_id": tenant_id,
+                                  "service_name": service_name})
 
 
 def root_cause_series(cur, start_ns: int, end_ns: int, step_ns: int,
-                      task_type: str | None = None, tenant_id: str | None = None) -> list[dict]:
+                      task_type: str | None = None, tenant_id: str | None = None,
+                      service_name: str | None = None) -> list[dict]:
     """Answer: how did the first failing hops change over time, bucket by bucket of `step_ns`?
 
     Rows (buckets without blamed tasks are absent), oldest bucket first: bucket_ns, bucket
@@ -96,5 +99,6 @@ def root_cause_series(cur, start_ns: int, end_ns: int, step_ns: int,
     """
     sql = _SERIES_SQL.format(blamed=_BLAMED, filters=TASK_FILTERS)
     rows = fetch_dicts(cur, sql, {"start_ns": start_ns, "end_ns": end_ns, "step_ns": step_ns,
-                                  "task_type": task_type, "tenant_id": tenant_id})
+                                  "task_type": task_type, "tenant_id": tenant_id,
+                                  "service_name": service_name})
     return [{"bucket": rfc3339(r["bucket_ns"]), **r} for r in rows]

@@ -71,11 +71,10 @@ _OUTCOME_COUNTS = ",\n        ".join(
 
 
 def _run(cur, start_ns: int, end_ns: int, group_expr: str, groups_sql: str, order: str,
-         task_type: str | None, tenant_id: str | None, extra: dict | None = None) -> list[dict]:
+         filters: dict, extra: dict | None = None) -> list[dict]:
     sql = _SLA_SQL.format(filters=TASK_FILTERS, group_expr=group_expr, groups_sql=groups_sql,
                           order=order, outcome_counts=_OUTCOME_COUNTS)
-    params = {"start_ns": start_ns, "end_ns": end_ns, "task_type": task_type,
-              "tenant_id": tenant_id, **(extra or {})}
+    params = {"start_ns": start_ns, "end_ns": end_ns, **filters, **(extra or {})}
     return [_finish(row) for row in fetch_dicts(cur, sql, params)]
 
 
@@ -97,29 +96,31 @@ def _finish(row: dict) -> dict:
 
 
 def sla_totals(cur, start_ns: int, end_ns: int, task_type: str | None = None,
-               tenant_id: str | None = None) -> dict:
+               tenant_id: str | None = None, service_name: str | None = None) -> dict:
     """Answer: how did the tasks of the window fare, all together? One row (see module doc)."""
-    rows = _run(cur, start_ns, end_ns, "1", "select 1 as grp", "grp", task_type, tenant_id)
+    filters = {"task_type": task_type, "tenant_id": tenant_id, "service_name": service_name}
+    rows = _run(cur, start_ns, end_ns, "1", "select 1 as grp", "grp", filters)
     rows[0].pop("grp")
     return rows[0]
 
 
 def sla_by(cur, start_ns: int, end_ns: int, dimension: str, task_type: str | None = None,
-           tenant_id: str | None = None) -> list[dict]:
+           tenant_id: str | None = None, service_name: str | None = None) -> list[dict]:
     """Answer: how did the tasks fare per task_type, tenant_id, service_name or agent?
 
     Rows: the dimension's column (null for tasks without it) plus the module's columns, the
     busiest group first.
     """
     column = check_dimension(dimension)
+    filters = {"task_type": task_type, "tenant_id": tenant_id, "service_name": service_name}
     rows = _run(cur, start_ns, end_ns, column, "select distinct grp from counted",
                 "counted.finished desc, counted.in_progress desc, groups.grp nulls last",
-                task_type, tenant_id)
+                filters)
     return [{column: row.pop("grp"), **row} for row in rows]
 
 
 def sla_series(cur, start_ns: int, end_ns: int, step_ns: int, task_type: str | None = None,
-               tenant_id: str | None = None) -> list[dict]:
+               tenant_id: str | None = None, service_name: str | None = None) -> list[dict]:
     """Answer: how did the rates move over time, bucket by bucket of `step_ns`?
 
     Rows, oldest first, one per bucket (empty buckets included): bucket_ns (bucket start),
@@ -129,8 +130,9 @@ def sla_series(cur, start_ns: int, end_ns: int, step_ns: int, task_type: str | N
     group_expr = ("$start_ns + ((case when finished then end_ns else start_ns end) - $start_ns)"
                   " // $step_ns * $step_ns")
     groups_sql = "select range as grp from range($start_ns, $end_ns, $step_ns)"
-    rows = _run(cur, start_ns, end_ns, group_expr, groups_sql, "groups.grp", task_type,
-                tenant_id, {"step_ns": step_ns})
+    filters = {"task_type": task_type, "tenant_id": tenant_id, "service_name": service_name}
+    rows = _run(cur, start_ns, end_ns, group_expr, groups_sql, "groups.grp", filters,
+                {"step_ns": step_ns})
     out = []
     for row in rows:
         grp = row.pop("grp")

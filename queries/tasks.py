@@ -12,7 +12,7 @@ import json
 
 from agentsla.contract import OUTCOMES
 from agentsla.errors import PermanentError
-from agentsla.queries._sql import fetch_dicts
+from agentsla.queries._sql import TASK_FILTERS, fetch_dicts
 from agentsla.queries.window import rfc3339
 
 MAX_LIMIT = 1000
@@ -38,14 +38,12 @@ with window_tasks as (
 )
 select *
 from window_tasks
-where ($outcome is null or outcome = $outcome)
-  and ($task_type is null or task_type = $task_type)
-  and ($tenant_id is null or tenant_id = $tenant_id)
+where ($outcome is null or outcome = $outcome){filters}
   and ($ffh_kind is null or ffh_kind = $ffh_kind)
   and ($ffh_name is null or ffh_name = $ffh_name)
 order by coalesce(end_ns, start_ns) desc, task_id
 limit $limit
-"""
+""".format(filters=TASK_FILTERS)
 
 _TASK_SQL = "select * from tasks where task_id = $task_id"
 
@@ -79,8 +77,8 @@ limit $limit
 
 def list_tasks(cur, start_ns: int, end_ns: int, outcome: str | None = None,
                task_type: str | None = None, tenant_id: str | None = None,
-               ffh_kind: str | None = None, ffh_name: str | None = None,
-               limit: int = 100) -> list[dict]:
+               service_name: str | None = None, ffh_kind: str | None = None,
+               ffh_name: str | None = None, limit: int = 100) -> list[dict]:
     """Answer: which tasks match the filters in the window, newest first?
 
     Rows: every column of the `tasks` view plus `start` and `end` (RFC 3339). `outcome` may be
@@ -92,7 +90,8 @@ def list_tasks(cur, start_ns: int, end_ns: int, outcome: str | None = None,
         raise PermanentError(f"bad limit {limit}: expected 1 to {MAX_LIMIT}")
     rows = fetch_dicts(cur, _LIST_SQL, {
         "start_ns": start_ns, "end_ns": end_ns, "outcome": outcome, "task_type": task_type,
-        "tenant_id": tenant_id, "ffh_kind": ffh_kind, "ffh_name": ffh_name, "limit": limit})
+        "tenant_id": tenant_id, "service_name": service_name, "ffh_kind": ffh_kind,
+        "ffh_name": ffh_name, "limit": limit})
     return [_with_times(r) for r in rows]
 
 

@@ -45,6 +45,7 @@ def _finding(i: int, finding: dict) -> None:
 
 def _findings() -> None:
     st.subheader("Findings")
+    render.filter_note("/api/v1/findings", "the findings")
     try:
         answer = data.call("findings", **filters.api_params("/api/v1/findings"))
     except NotFound as exc:

@@ -1,4 +1,5 @@
-"""Hops: per model and tool latency percentiles, timeout/429/circuit rates, attempts, TTFT."""
+"""Hops: per model and tool latency percentiles, timeout/429/circuit rates, attempts, TTFT,
+and a heatmap of the busiest hops over time."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ from agentsla.dashboard import data, figures, filters, fmt, render, tables
 ALL = "all kinds"
 
 
+def _heatmap(answer: dict) -> None:
+    metric = st.radio("Heatmap colour", list(figures.HEATMAP_METRICS), key="hop_heat",
+                      horizontal=True, format_func=lambda k: figures.HEATMAP_METRICS[k][0])
+    render.chart(figures.hop_heatmap(answer.get("series") or [], metric,
+                                     window=answer.get("window")), "hop_heatmap")
+
+
 def body() -> None:
-    """Draw the hop table, latency and failure-rate figures, and a heatmap when the API has a series."""
+    """Draw the hop table, latency and failure-rate figures, and the heatmap over time."""
+    f = filters.current()
     render.filter_note("/api/v1/hops")
     kind = st.selectbox("Hop kind", [ALL, *HOP_KINDS], key="hop_kind",
                         index=([ALL, *HOP_KINDS].index(st.query_params.get("hop_kind", ALL))
@@ -21,7 +30,7 @@ def body() -> None:
     else:
         st.query_params["hop_kind"] = kind
     answer = data.call("hops", **filters.api_params(
-        "/api/v1/hops", hop_kind=None if kind == ALL else kind))
+        "/api/v1/hops", hop_kind=None if kind == ALL else kind, step=f.step))
     hops = answer.get("hops") or []
     if not hops:
         st.info("No spans ended in this window.")
@@ -38,12 +47,7 @@ def body() -> None:
         render.chart(figures.hop_latency(hops), "hop_latency")
     with right:
         render.chart(figures.hop_failure_rates(hops), "hop_failures")
-    series = answer.get("series")
-    if series:
-        render.chart(figures.hop_heatmap(series), "hop_heatmap")
-    else:
-        st.caption("A heatmap over time appears here when the API returns a per-hop series "
-                   "(/api/v1/hops has none yet).")
+    _heatmap(answer)
 
 
 render.page("Hops", body)

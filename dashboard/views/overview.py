@@ -31,6 +31,7 @@ def _headline(totals: dict, window: dict) -> None:
 
 def _slos() -> None:
     st.subheader("Error budget and burn rates")
+    render.filter_note("/api/v1/slo", "the error budgets")
     answer = data.call("slo", **filters.api_params("/api/v1/slo"))
     slos = answer.get("slos") or []
     if not slos:

@@ -3,7 +3,8 @@
 Each task is a gateway root (SERVER span with HTTP status, task type, tenant, budget) over an
 agent, model and tool calls. Shapes: success, degraded (429s retried, then a backup model),
 failed (a tool timeout), budget exhausted (a slow model under a small budget). Task ends are
-spread over the last 50 minutes, so a 1h window with 1m steps has a series.
+spread over the last 50 minutes, so a 1h window with 1m steps has a series. Every task's spans
+come from SERVICE except one success of OTHER_SERVICE, for the service filter.
 """
 
 from __future__ import annotations
@@ -114,25 +115,29 @@ def exhausted(t: TaskBuilder, task_type: str, tenant: str) -> None:
            retry__max=2, budget__remaining_ms=5960)
 
 
-#: (shape, task type, tenant, how many).
-WORKLOAD = ((success, "chat", "acme", 14), (success, "research", "globex", 5),
-            (degraded, "chat", "acme", 3), (failed, "chat", "globex", 2),
-            (exhausted, "research", "acme", 1))
+SERVICE, OTHER_SERVICE = "agent-gateway", "billing-gateway"
+#: (shape, task type, tenant, how many, service.name).
+WORKLOAD = ((success, "chat", "acme", 14, SERVICE), (success, "research", "globex", 5, SERVICE),
+            (degraded, "chat", "acme", 3, SERVICE), (failed, "chat", "globex", 2, SERVICE),
+            (exhausted, "research", "acme", 1, SERVICE),
+            (success, "research", "globex", 1, OTHER_SERVICE))
 
 
 def build(now_ns: int | None = None) -> tuple[ExportTraceServiceRequest, int]:
     """Build one request holding the whole workload; return it and the number of tasks."""
     now_ns = now_ns or time.time_ns()
-    tasks = [(shape, ttype, tenant) for shape, ttype, tenant, n in WORKLOAD for _ in range(n)]
-    scope = ScopeSpans()
-    for i, (shape, ttype, tenant) in enumerate(tasks):
+    tasks = [(shape, ttype, tenant, service) for shape, ttype, tenant, n, service in WORKLOAD
+             for _ in range(n)]
+    scopes: dict[str, ScopeSpans] = {}
+    for i, (shape, ttype, tenant, service) in enumerate(tasks):
         # ends spread over the last 50 minutes; each task lasts at most ~8 s
         builder = TaskBuilder(start_ns=now_ns - (3000 - i * 3000 // len(tasks)) * 1000 * MS)
         shape(builder, ttype, tenant)
-        scope.spans.extend(builder.spans)
-    resource = Resource(attributes=[KeyValue(key="service.name", value=_value("agent-gateway"))])
-    request = ExportTraceServiceRequest(resource_spans=[ResourceSpans(resource=resource,
-                                                                      scope_spans=[scope])])
+        scopes.setdefault(service, ScopeSpans()).spans.extend(builder.spans)
+    request = ExportTraceServiceRequest(resource_spans=[
+        ResourceSpans(resource=Resource(attributes=[
+            KeyValue(key="service.name", value=_value(service))]), scope_spans=[scope])
+        for service, scope in scopes.items()])
     return request, len(tasks)
 
 

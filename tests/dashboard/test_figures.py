@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import plotly.graph_objects as go
+import pytest
 
 from agentsla.dashboard import figures, tables
 
@@ -125,6 +126,30 @@ def test_hop_figures() -> None:
     heat = figures.hop_heatmap([dict(HOPS[0], bucket_ns=T0), dict(HOPS[1], bucket_ns=T0 + NS)])
     assert isinstance(heat.data[0], go.Heatmap)
     assert [list(row) for row in heat.data[0].z] == [[4000.0, None], [None, 200.0]]
+
+
+HOP_SERIES = [  # sparse, as /api/v1/hops returns it: the tool had no call in the middle bucket
+    {"bucket_ns": T0, "hop_kind": "tool", "hop_name": "search", "calls": 2, "error_rate": 0.5,
+     "latency_p95_ms": 900.0},
+    {"bucket_ns": T0 + 2 * 60 * NS, "hop_kind": "tool", "hop_name": "search", "calls": 1,
+     "error_rate": 0.0, "latency_p95_ms": 100.0},
+    {"bucket_ns": T0 + 60 * NS, "hop_kind": "model", "hop_name": "gpt-4o", "calls": 9,
+     "error_rate": 0.25, "latency_p95_ms": 4000.0},
+]
+
+
+@pytest.mark.parametrize("metric, window, rows, columns, label", [
+    # busiest hop (9 calls) on top; without a window, only the buckets seen
+    ("error_rate", None, [[None, 0.25, None], [0.5, None, 0.0]], 3, "Error rate"),
+    # the answer's window: every minute of [T0, T0 + 4 min) is a column, quiet ones empty
+    ("latency_p95_ms", {"from_ns": T0, "to_ns": T0 + 4 * 60 * NS, "step_s": 60.0},
+     [[None, 4000.0, None, None], [900.0, None, 100.0, None]], 4, "p95 latency"),
+])
+def test_hop_heatmap_rows_columns_and_metric(metric, window, rows, columns, label) -> None:
+    heat = figures.hop_heatmap(HOP_SERIES, metric, window=window).data[0]
+    assert list(heat.y) == ["model gpt-4o", "tool search"]
+    assert [list(r) for r in heat.z] == rows and len(heat.x) == columns
+    assert heat.colorbar.title.text == label
 
 
 def test_budget_waterfall_sums_to_duration_then_budget() -> None:

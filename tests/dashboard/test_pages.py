@@ -3,11 +3,13 @@ error box, and the key numbers equal the API's, formatted by dashboard.fmt."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from agentsla.dashboard import fmt
-from seed import APP
+from seed import APP, OTHER_SERVICE, SERVICE
 from serverproc import ServerProcess, free_port
 
 TIMEOUT = 60
@@ -32,6 +34,11 @@ def _metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
 
+def _figure(at: AppTest, key: str) -> dict:
+    """The Plotly figure (as JSON) of the chart shown with `key`."""
+    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == key)
+
+
 def _texts(at: AppTest) -> str:
     parts = [e.value for kind in ("markdown", "caption", "subheader", "info", "title", "success")
              for e in getattr(at, kind)]
@@ -41,7 +48,8 @@ def _texts(at: AppTest) -> str:
 def test_overview_shows_the_apis_rates(seeded, monkeypatch) -> None:
     at = _open(_app(monkeypatch, seeded.api_url), "overview")
     totals = seeded.api("/api/v1/sla", window="1h").json()["totals"]
-    assert _metric(at, "Task success") == fmt.pct(totals["success_rate"]) == "76.0%"
+    # 19 successes of 25 tasks of agent-gateway, plus billing-gateway's one success
+    assert _metric(at, "Task success") == fmt.pct(totals["success_rate"]) == "76.9%"
     assert _metric(at, "Gateway success") == fmt.pct(totals["gateway_success_rate"])
     assert _metric(at, "Degraded (fallback)") == fmt.pct(totals["degraded_rate"])
     assert _metric(at, "Budget exhausted") == fmt.pct(totals["budget_exhausted_rate"])
@@ -62,6 +70,24 @@ def test_filters_come_from_the_url_and_apply(seeded, monkeypatch) -> None:
     assert at.query_params["task_type"] == "chat"
     at.sidebar.selectbox(key="flt_tenant_id").select("acme").run()
     assert at.query_params["tenant"] == "acme"
+
+
+@pytest.mark.parametrize("service, success, finished", [
+    (SERVICE, "76.0%", "25"),       # 19 successes of its 25 tasks
+    (OTHER_SERVICE, "100.0%", "1"),  # its single task succeeded
+])
+def test_service_filter_applies_to_the_overview(seeded, monkeypatch, service, success,
+                                                finished) -> None:
+    at = _open(_app(monkeypatch, seeded.api_url, service=service), "overview")
+    assert at.sidebar.selectbox(key="flt_service_name").value == service
+    totals = seeded.api("/api/v1/sla", window="1h", service_name=service).json()["totals"]
+    assert _metric(at, "Task success") == fmt.pct(totals["success_rate"]) == success
+    assert _metric(at, "Finished tasks") == fmt.count(totals["finished"]) == finished
+    # the headline is filtered; only the SLO section (per task type) says it cannot be
+    notes = [w.value for w in at.warning]
+    assert notes == ["The API cannot filter the error budgets by service (/api/v1/slo has no "
+                     "such parameter); showing all of them."]
+    assert at.query_params["service"] == service
 
 
 def test_root_causes_pareto_and_examples(seeded, monkeypatch) -> None:
@@ -86,6 +112,27 @@ def test_hops_page(seeded, monkeypatch) -> None:
     api_gpt = next(h for h in hops if h["hop_name"] == "gpt-4o")
     assert gpt["p95"] == fmt.duration(api_gpt["latency_p95_ms"])
     assert gpt["attempts/call"] == fmt.ratio(api_gpt["attempts_per_call"])
+    # the heatmap: one row per hop of the API's series, one column per minute of the hour
+    series = seeded.api("/api/v1/hops", window="1h", step="1m").json()["series"]
+    heat = _figure(at, "hop_heatmap")["data"][0]
+    assert heat["type"] == "heatmap" and heat["colorbar"]["title"]["text"] == "Error rate"
+    assert set(heat["y"]) == {fmt.hop(r["hop_kind"], r["hop_name"]) for r in series}
+    assert len(heat["x"]) == 60
+    assert sum(v is not None for row in heat["z"] for v in row) == pytest.approx(len(series), abs=2)
+    at.radio(key="hop_heat").set_value("latency_p95_ms").run()
+    assert not at.exception and not at.error
+    heat = _figure(at, "hop_heatmap")["data"][0]
+    assert heat["colorbar"]["title"]["text"] == "p95 latency"
+    assert max(v for row in heat["z"] for v in row if v is not None) == max(
+        r["latency_p95_ms"] for r in series)
+
+
+def test_hops_page_filtered_by_service(seeded, monkeypatch) -> None:
+    at = _open(_app(monkeypatch, seeded.api_url, service=OTHER_SERVICE), "hops")
+    hops = seeded.api("/api/v1/hops", window="1h", service_name=OTHER_SERVICE).json()["hops"]
+    # one success task: gateway, agent, model and tool, one call each
+    assert _metric(at, "Calls (spans)") == fmt.count(sum(h["calls"] for h in hops)) == "4"
+    assert not at.warning
 
 
 def test_budgets_and_findings_page(seeded, monkeypatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
@@ -25,7 +26,8 @@ TRACE_OK, TRACE_BAD, TRACE_RUN = "a" * 32, "b" * 32, "c" * 32
 
 def _spans() -> list[dict]:
     ok = make_span(trace_id=TRACE_OK, span_id="ok-root", hop_kind="gateway", start_ms=0,
-                   end_ms=900, http_status=200, task_type="chat", tenant_id="acme")
+                   end_ms=900, http_status=200, task_type="chat", tenant_id="acme",
+                   service_name="web")  # every other span is of service "svc"
     ok["task_id"] = "ok-1"
     bad = make_span(trace_id=TRACE_BAD, span_id="bad-root", hop_kind="gateway", start_ms=0,
                     end_ms=5000, http_status=504, status_code="error", error_type="timeout",
@@ -137,6 +139,12 @@ def test_trace_and_lists(client):
     ("/api/v1/sla?from=1700000000&window=1h", 400, "not both"),
     ("/api/v1/sla?windw=1h", 400, "unknown parameter 'windw'"),
     ("/api/v1/tasks?limit=0", 400, "bad limit '0'"),
+    ("/api/v1/hops?step=soon", 400, "bad step 'soon'"),
+    ("/api/v1/hops?step=0s", 400, "bad step '0s': must be greater than zero"),
+    ("/api/v1/hops?window=1h&step=1s", 400, "more than 2000 buckets"),
+    ("/api/v1/hops?step=1m&series_limit=0", 400, "bad series_limit '0'"),
+    ("/api/v1/hops?series_limit=101", 400, "bad series_limit '101'"),
+    ("/api/v1/slo?service_name=gw", 400, "unknown parameter 'service_name'"),
     ("/api/v1/tasks?limit=5000", 400, "bad limit"),
     ("/api/v1/tasks?outcome=meh", 400, "bad outcome 'meh'"),
     ("/api/v1/tasks/nope", 404, "unknown task 'nope'"),
@@ -196,7 +204,62 @@ def test_openapi_describes_every_route(client):
     refs = set(re.findall(r'"#/components/schemas/(\w+)"', str(doc).replace("'", '"')))
     assert refs <= set(doc["components"]["schemas"])
     assert openapi.query_params("/api/v1/sla") == {"from", "to", "window", "step", "group_by",
-                                                   "task_type", "tenant_id"}
+                                                   "task_type", "tenant_id", "service_name"}
+
+
+@pytest.mark.parametrize("path, params", [
+    # every task-level question filters by the task's service, hops through the task
+    ("/api/v1/sla", {"service_name"}),
+    ("/api/v1/root-causes", {"service_name"}),
+    ("/api/v1/budget", {"service_name"}),
+    ("/api/v1/tasks", {"service_name"}),
+    ("/api/v1/hops", {"service_name", "step", "series_limit"}),
+])
+def test_openapi_lists_the_new_params(client, path, params):
+    op = client.get("/api/v1/openapi.json").json()["paths"][path]["get"]
+    assert params <= {p["name"] for p in op["parameters"] if p["in"] == "query"}
+
+
+def test_api_md_lists_each_routes_parameters():
+    text = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    sections = re.findall(r"### `GET (/\S+)`\nParameters: (.*?)\.\n", text, re.S)
+    assert len(sections) >= 6
+    for path, params in sections:
+        named = set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", params)))
+        assert named == openapi.query_params(path), path
+
+
+@pytest.mark.parametrize("path, count, expected", [
+    # route, what to count, {service_name: count}: ok-1 is of service web, bad-1 of svc
+    ("/api/v1/sla", lambda body: body["totals"]["finished"], {None: 2, "svc": 1, "web": 1}),
+    ("/api/v1/root-causes", lambda body: body["blamed_tasks"], {None: 1, "svc": 1, "web": 0}),
+    ("/api/v1/budget", lambda body: body["tasks"], {None: 2, "svc": 1, "web": 1}),
+    ("/api/v1/tasks", lambda body: sorted(t["task_id"] for t in body["tasks"] if t["finished"]),
+     {None: ["bad-1", "ok-1"], "svc": ["bad-1"], "web": ["ok-1"]}),
+    ("/api/v1/hops", lambda body: [(h["hop_kind"], h["calls"]) for h in body["hops"]
+                                   if h["hop_kind"] in ("gateway", "model")],
+     {None: [("gateway", 2), ("model", 1)], "svc": [("gateway", 1), ("model", 1)],
+      "web": [("gateway", 1)]}),
+    ("/api/v1/sla", lambda body: body["totals"]["finished"], {"nope": 0, "web' or '1'='1": 0}),
+])
+def test_service_name_filters_each_route(client, path, count, expected):
+    for service, want in expected.items():
+        response = client.get(path, params={"service_name": service} if service else {})
+        assert response.status_code == 200, response.text
+        assert count(response.json()) == want, service
+
+
+def test_hops_series_only_with_step(client):
+    assert client.get("/api/v1/hops").json()["series"] is None
+    body = client.get("/api/v1/hops", params={"window": "1h", "step": "10m",
+                                              "series_limit": 2}).json()
+    assert body["window"]["step_s"] == 600.0
+    series = body["series"]
+    # every span ended 25 to 30 s before NOW: in the last 10-minute bucket of the hour
+    assert {r["bucket_ns"] for r in series} == {NOW - 3600 * NS + 5 * 600 * NS}
+    # the two busiest hops by calls: gateway (2 spans), then agent (ties at 1: kind order)
+    assert [(r["hop_kind"], r["calls"]) for r in series] == [("gateway", 2), ("agent", 1)]
+    assert series[0]["error_rate"] == 0.5 and series[0]["bucket"].endswith("Z")
 
 
 _SAMPLE = re.compile(r'[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\[\\"n])*"'

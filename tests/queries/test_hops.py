@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentsla.queries.hops import hop_stats
+from agentsla.queries.hops import hop_series, hop_stats
 from queryrows import NS, T0, insert, span, task
 
 START, END = T0, T0 + 60 * NS
@@ -66,3 +66,50 @@ def test_filters(calls, filters, model_calls):
     rows = {(r["hop_kind"], r["hop_name"]): r for r in hop_stats(calls, START, END, **filters)}
     got = rows.get(("model", "gpt-4"))
     assert (got and got["calls"]) == model_calls
+
+
+STEP = 2 * NS
+#: Spans by end (s): o 0.1 (t2), m0 1.1, m1 1.5 | m2 2.0, m3 2.6, x 2.9 | a 4.9, r 5.0; late
+#: ends after the window. Calls in the window: model 5, then agent, gateway, tool 1 each.
+SERIES_CASES = [
+    # kwargs, [(bucket start s, hop kind, calls)], oldest bucket first, busiest hop first
+    ({}, [(0, "model", 3), (2, "model", 2), (2, "tool", 1), (4, "agent", 1),
+          (4, "gateway", 1)]),
+    # the two busiest: model, then agent (ties at one call broken by kind)
+    ({"limit": 2}, [(0, "model", 3), (2, "model", 2), (4, "agent", 1)]),
+    ({"limit": 1}, [(0, "model", 3), (2, "model", 2)]),
+    ({"hop_kind": "tool"}, [(2, "tool", 1)]),
+    ({"task_type": "search"}, [(0, "model", 1)]),      # t2's span only
+    ({"tenant_id": "nobody"}, []),
+]
+
+
+@pytest.mark.parametrize("kwargs, expected", SERIES_CASES)
+def test_series_buckets_by_end_and_keeps_the_busiest_hops(calls, kwargs, expected):
+    rows = hop_series(calls, START, END, STEP, **kwargs)
+    assert [((r["bucket_ns"] - T0) // NS, r["hop_kind"], r["calls"]) for r in rows] == expected
+
+
+def test_series_rates_and_p95_per_bucket(calls):
+    rows = {((r["bucket_ns"] - T0) // NS, r["hop_kind"]): r
+            for r in hop_series(calls, START, END, STEP)}
+    first = rows[(0, "model")]
+    assert first["bucket"] == "2023-11-14T22:13:20.000Z" and first["hop_name"] == "gpt-4"
+    # o 100 ms ok, m0 1000 ms timeout, m1 300 ms 429
+    assert (first["error_rate"], first["timeout_rate"], first["rate_limited_rate"]) == (
+        pytest.approx(2 / 3), pytest.approx(1 / 3), pytest.approx(1 / 3))
+    # 100 300 1000: p95 at index 1.9 -> 300 + 0.9 * 700 = 930
+    assert first["latency_p95_ms"] == pytest.approx(930)
+    # m2 ends exactly at 2 s: the bucket holding its end is [2, 4); m2 400 m3 500 -> p95 495
+    second = rows[(2, "model")]
+    assert (second["calls"], second["error_rate"], second["latency_p95_ms"]) == (
+        2, 0.0, pytest.approx(495))
+    assert rows[(2, "tool")]["error_rate"] == 1.0  # circuit open is an error
+    assert set(first) == {"bucket_ns", "bucket", "hop_kind", "hop_name", "calls", "error_rate",
+                          "timeout_rate", "rate_limited_rate", "latency_p95_ms"}
+
+
+def test_series_buckets_start_at_the_window_start(calls):
+    # a window starting 0.5 s later: buckets [0.5, 2.5), [2.5, 4.5), [4.5, 6.5)
+    rows = hop_series(calls, START + NS // 2, END, STEP, hop_kind="model")
+    assert [(r["bucket_ns"] - T0, r["calls"]) for r in rows] == [(NS // 2, 3), (5 * NS // 2, 1)]
