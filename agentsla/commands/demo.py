@@ -18,6 +18,7 @@ from typing import Mapping
 
 import httpx
 
+from agentsla.commands._demo_alerts import NOTIFICATIONS, NotificationSink, write_demo_config
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.commands.simulate import add_run_flags, parse_headers, speed_of
 from agentsla.errors import AgentslaError
@@ -57,14 +58,14 @@ def _reset(data_dir: Path) -> None:
     shutil.rmtree(data_dir)
 
 
-def _server_command(args: argparse.Namespace, server) -> list[str]:
+def _server_command(args: argparse.Namespace, server, config: Path | None) -> list[str]:
     if args.server_command:
         base = shlex.split(args.server_command)
     elif importlib.util.find_spec("agentsla.commands.serve") is None:
         raise AgentslaError("`agentsla serve` is not available in this installation")
     else:
         base = [sys.executable, "-m", "agentsla", "serve"]
-    extra = ["--config", args.config] if args.config else []
+    extra = ["--config", str(config)] if config else []
     return base + extra + [
         "--data-dir", str(server.data_dir), "--host", server.host,
         "--otlp-http-port", str(server.otlp_http_port),
@@ -130,6 +131,9 @@ def _host_for_clients(host: str) -> str:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Start the server (and dashboard), play the schedule, stop everything on Ctrl-C."""
+    from rich.console import Console
+    from rich.text import Text
+
     from agentsla.simulator import DEMO_SCHEDULE, run as simulate
     from agentsla.simulator.progress import Progress, stop_on_signals
 
@@ -142,15 +146,28 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     api = f"http://{host}:{server.api_port}"
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     procs: list[subprocess.Popen] = []
+    console = Console(stderr=True)
+
+    def show_alert(line: str) -> None:
+        # Through the progress display's console, so the line lands above the live table.
+        style = "bold red" if " FIRING" in line else "green" if " RESOLVED" in line else None
+        console.print(Text(f"{time.strftime('%H:%M:%S')} alert {line}", style=style or ""),
+                      soft_wrap=True)
+
+    sink = NotificationSink(data_dir / NOTIFICATIONS, show_alert).start()
+    dashboard = None
+    if not args.no_dashboard and importlib.util.find_spec(
+            "agentsla.commands.dashboard") is not None:
+        dashboard = f"http://{host}:{args.dashboard_port}"
     with stop_on_signals(threading.Event()) as stop:
         try:
-            procs.append(_start(_server_command(args, server), data_dir / "serve.log"))
+            config, note = write_demo_config(data_dir, sink.url,
+                                             args.config or environ.get("AGENTSLA_CONFIG"),
+                                             dashboard)
+            procs.append(_start(_server_command(args, server, config), data_dir / "serve.log"))
             _wait_healthy(procs[0], f"{api}/api/v1/health", args.startup_timeout,
                           data_dir / "serve.log", stop)
-            dashboard = None
-            if not args.no_dashboard and importlib.util.find_spec(
-                    "agentsla.commands.dashboard") is not None:
-                dashboard = f"http://{host}:{args.dashboard_port}"
+            if dashboard:
                 procs.append(_start([sys.executable, "-m", "agentsla", "dashboard", "--port",
                                      str(args.dashboard_port), "--api", api],
                                     data_dir / "dashboard.log"))
@@ -160,6 +177,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                   f"  API        {api}/api/v1/health\n"
                   f"  dashboard  {dashboard or 'not started'}\n"
                   f"  truth      {data_dir / 'demo-truth.jsonl'}\n"
+                  f"  alerts     {note or data_dir / NOTIFICATIONS}\n"
                   "Ctrl-C stops everything.", flush=True)
             options = dict(seed=seed, duration=args.duration, speed=speed_of(args, 10.0),
                            endpoint=args.endpoint or f"http://{host}:{server.otlp_http_port}",
@@ -168,10 +186,11 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                            anchor="end", stop=stop)
             if args.protocol == "grpc" and not args.endpoint:
                 options["endpoint"] = f"http://{host}:{server.otlp_grpc_port}"
-            with Progress(title=f"agentsla demo (seed {seed})") as progress:
+            with Progress(console=console, title=f"agentsla demo (seed {seed})") as progress:
                 summary = simulate(args.schedule or DEMO_SCHEDULE, on_task=progress.update,
                                    **options)
-            print(f"played {summary.tasks} tasks ({summary.spans} spans).", flush=True)
+            print(f"played {summary.tasks} tasks ({summary.spans} spans); "
+                  f"{sink.count} alert notifications so far.", flush=True)
             if not args.exit_when_done and not stop.is_set():
                 print("Schedule finished; the server keeps running. Ctrl-C to stop.", flush=True)
                 while not stop.wait(1.0):
@@ -179,4 +198,5 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                         raise AgentslaError(f"the server exited with code {procs[0].returncode}")
         finally:
             _stop_all(procs)
+            sink.stop()
     return 0
