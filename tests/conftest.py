@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import pytest
 from serverproc import ServerProcess
+
+from agentsla.collector.schema import migrate
+
+
+@pytest.fixture
+def con():
+    """A fresh in-memory database with the agentsla schema."""
+    connection = duckdb.connect()
+    migrate(connection)
+    yield connection
+    connection.close()
 
 
 @pytest.fixture

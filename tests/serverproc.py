@@ -7,11 +7,15 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import httpx
+import uvicorn
 
 
 def free_port() -> int:
@@ -100,3 +104,21 @@ class ServerProcess:
     def api(self, path: str, **params) -> httpx.Response:
         """GET an API path."""
         return httpx.get(f"{self.api_url}{path}", params=params, timeout=10)
+
+
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn on a free loopback port in a thread; yield its base URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error",
+                                           lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)

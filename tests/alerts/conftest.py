@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -12,23 +11,10 @@ import duckdb
 import httpx
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).parents[1] / "queries"))  # queryrows: task/span rows
-
-from alertkit import HookServer, free_port  # noqa: E402
-
-from agentsla.collector.schema import migrate  # noqa: E402
+from alertkit import HookServer
+from serverproc import free_port
 
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
-
-
-@pytest.fixture
-def con():
-    """A fresh in-memory database with the agentsla schema."""
-    connection = duckdb.connect()
-    migrate(connection)
-    yield connection
-    connection.close()
 
 
 @pytest.fixture

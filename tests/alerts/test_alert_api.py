@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
-import time
 
 import httpx
 import pytest
-import uvicorn
-from alertkit import free_port
 from starlette.applications import Starlette
 
+from serverproc import serving
 from agentsla.alerts.service import AlertService
 from agentsla.cli import main
 from agentsla.config import load_config
@@ -95,17 +92,8 @@ def test_token_is_required_when_configured(con, tmp_path):
 @pytest.fixture
 def served(con, tmp_path):
     service = _service(con, tmp_path)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=service.routes()), host="127.0.0.1",
-                                           port=port, log_level="error", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", service
-    server.should_exit = True
-    thread.join(10)
+    with serving(Starlette(routes=service.routes())) as url:
+        yield url, service
     service.store.close()
 
 

@@ -6,8 +6,6 @@ import csv
 import io
 import json
 import shutil
-import threading
-import time
 from html.parser import HTMLParser
 
 import duckdb
@@ -15,11 +13,10 @@ import httpx
 import incidentkit
 import jsonschema
 import pytest
-import uvicorn
-from alertkit import free_port
 from incidentkit import SCRIPT
 from starlette.applications import Starlette
 
+from serverproc import serving
 from agentsla.alerts.export.json_format import json_schema
 from agentsla.cli import main
 
@@ -32,19 +29,10 @@ def served(incident_world, tmp_path):
     con = duckdb.connect(str(incident_world["db"]), read_only=True)
     now = incident_world["anchor"] + incidentkit.END_S + 10
     service = incidentkit.service(con, incident_world["config"], data, now)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=service.routes()), host="127.0.0.1",
-                                           port=port, log_level="error", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+    with serving(Starlette(routes=service.routes())) as url, \
+            httpx.Client(base_url=url, timeout=30) as client:
         [incident] = client.get("/api/v1/incidents").json()["incidents"]
         yield client, incident["id"], service
-    server.should_exit = True
-    thread.join(10)
     service.store.close()
     con.close()
 

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
-import time
 
 import duckdb
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from streamlit.testing.v1 import AppTest
 
@@ -16,7 +13,7 @@ from agentsla.alerts.evaluator import Alert, State
 from agentsla.alerts.service import AlertService
 from agentsla.collector.schema import migrate
 from agentsla.config import load_config
-from serverproc import free_port
+from serverproc import free_port, serving
 from seed import APP
 
 T = 1_700_000_000.0
@@ -38,17 +35,8 @@ def incident_api(tmp_path):
     service.incidents.observe(T, [alert])
     [incident] = service.incidents.store.list()
     service.incidents.note(incident.id, "change", "ana", f"deploy {SCRIPT}", T + 100)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(Starlette(routes=service.routes()), host="127.0.0.1",
-                                           port=port, log_level="error", lifespan="off"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", incident.id, service
-    server.should_exit = True
-    thread.join(10)
+    with serving(Starlette(routes=service.routes())) as url:
+        yield url, incident.id, service
     service.store.close()
     con.close()
 

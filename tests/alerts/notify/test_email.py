@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.handlers import Message
-from alertkit import free_port
+from serverproc import free_port
 from notifykit import alert, notification
 
 from agentsla.alerts.notify.digest.config import DigestConfig

@@ -58,7 +58,7 @@ def test_status_classification(hook, status, retryable):
 
 
 def test_connection_refused_is_retryable():
-    from alertkit import free_port
+    from serverproc import free_port
 
     class Down:
         url = f"http://127.0.0.1:{free_port()}"
