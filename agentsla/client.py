@@ -41,14 +41,7 @@ class ApiClient:
     def get(self, path: str, params: Mapping[str, Any] | None = None, text: bool = False) -> Any:
         """GET one API path; raise AgentslaError carrying the server's message on failure."""
         clean = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
-        try:
-            response = self._http.get(path, params=clean)
-        except httpx.TransportError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise AgentslaError(f"cannot reach the agentsla API at {self.base_url}: {reason}; "
-                                "is `agentsla serve` running?") from None
-        if response.status_code >= 400:
-            raise _error_from(response)
+        response = self._send("GET", path, params=clean)
         if text:
             return response.text
         try:
@@ -60,15 +53,18 @@ class ApiClient:
 
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """POST a JSON body to one API path; errors as in get()."""
+        return self._send("POST", path, json=dict(body)).json()
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.post(path, json=dict(body))
+            response = self._http.request(method, path, **kwargs)
         except httpx.TransportError as exc:
             reason = str(exc) or type(exc).__name__
             raise AgentslaError(f"cannot reach the agentsla API at {self.base_url}: {reason}; "
                                 "is `agentsla serve` running?") from None
         if response.status_code >= 400:
             raise _error_from(response)
-        return response.json()
+        return response
 
     def health(self) -> dict:
         """GET /api/v1/health."""
