@@ -17,9 +17,11 @@ def add_setting_flags(parser: argparse.ArgumentParser, names: Iterable[str]) -> 
                         help="YAML config file (env AGENTSLA_CONFIG); see docs/configuration.md")
     for name in names:
         setting = SETTINGS_BY_NAME[name]
-        parser.add_argument(setting.flag, dest=name, default=None, 
+        # argparse %-formats help text: a literal % in a setting's help must be doubled.
+        text = f"{setting.help} Default {setting.default!r}; env {setting.env_var}."
+        parser.add_argument(setting.flag, dest=name, default=None,
                             metavar=_METAVARS.get(setting.parse, name.split("_")[-1].upper()),
-                            help=f"{setting.help} Default {setting.default!r}; env {setting.env_var}.")
+                            help=text.replace("%", "%%"))
 
 
 def config_from_args(args: argparse.Namespace, environ: Mapping[str, str]) -> Config:
