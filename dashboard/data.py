@@ -16,6 +16,9 @@ from agentsla.errors import AgentslaError
 
 #: Seconds an API answer is reused: short, so "now" windows stay fresh.
 CACHE_TTL_S = 10
+#: Seconds the sidebar's filter values (task types, tenants, services seen) are reused: they
+#: change rarely, and asking for them cost every page three grouped /sla queries.
+LASTING_TTL_S = 300
 #: Seconds the schema of the API (which filters each route accepts) is reused.
 SCHEMA_TTL_S = 300
 #: Seconds before a slow API is reported as unreachable.
@@ -52,14 +55,21 @@ def _fetch(url: str, token: str | None, method: str, args: tuple, params: tuple)
     return getattr(_client(url, token), method)(*args, **dict(params))
 
 
-def call(method: str, *args: str, **params: Any) -> Any:
-    """Call one ApiClient method (e.g. `call("sla", window="1h")`), cached for CACHE_TTL_S.
+@st.cache_data(ttl=LASTING_TTL_S, show_spinner=False, max_entries=64)
+def _fetch_lasting(url: str, token: str | None, method: str, args: tuple, params: tuple) -> Any:
+    return getattr(_client(url, token), method)(*args, **dict(params))
+
+
+def call(method: str, *args: str, lasting: bool = False, **params: Any) -> Any:
+    """Call one ApiClient method (e.g. `call("sla", window="1h")`), cached for CACHE_TTL_S
+    (LASTING_TTL_S with `lasting=True`).
 
     Raises AgentslaError with the API's message (or "cannot reach the agentsla API at ...").
     """
     where = target()
     clean = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None and v != ""))
-    return _fetch(where.url, where.token, method, tuple(args), clean)
+    fetch = _fetch_lasting if lasting else _fetch
+    return fetch(where.url, where.token, method, tuple(args), clean)
 
 
 @st.cache_data(ttl=SCHEMA_TTL_S, show_spinner=False)

@@ -82,7 +82,7 @@ def _from_url(key: str, default: Any) -> Any:
 def _choices(param: str, window: str) -> list[str]:
     """Values seen for a dimension in the window (busiest first), from /api/v1/sla?group_by=."""
     try:
-        answer = data.call("sla", window=window, group_by=param)
+        answer = data.call("sla", window=window, group_by=param, lasting=True)
     except AgentslaError:
         return []
     return [g[param] for g in answer.get("groups") or [] if g.get(param)]
