@@ -1,8 +1,9 @@
 """Prometheus text exposition (format 0.0.4) of agentsla's task, SLO and ingest metrics.
 
 Ratio gauges cover the tasks that finished in the last `window_ns` (default 5 minutes, a
-scrape-friendly recent window) per task type; `agentsla_tasks_finished_total` counts every
-finished task still stored (it drops when retention deletes old tasks). Samples whose value is
+scrape-friendly recent window) per task type; the gauge `agentsla_tasks_stored` counts the
+finished tasks still stored (a gauge, not a counter: retention deletes old tasks, and a counter
+must never go down). Samples whose value is
 undefined (no finished tasks) are left out rather than sent as NaN.
 """
 
@@ -128,14 +129,14 @@ def render_metrics(cur, config: Config, now_ns: int,
 
     Families: agentsla_task_<outcome>_ratio, agentsla_gateway_success_ratio,
     agentsla_tasks_in_progress, agentsla_task_duration_seconds{quantile} (per task_type over the
-    window), agentsla_tasks_finished_total{task_type,outcome}, agentsla_slo_objective,
+    window), agentsla_tasks_stored{task_type,outcome}, agentsla_slo_objective,
     agentsla_slo_error_budget_remaining, agentsla_slo_burn_rate{task_type,window}, and
     agentsla_ingest_<name> for each number `stats()` returns (counters, suffixed _total, for
     COUNTER_KEYS and names ending in _total; gauges otherwise).
     """
     lines = _task_families(sla_by(cur, now_ns - window_ns, now_ns, "task_type"))
     finished = fetch_dicts(cur, _FINISHED_SQL)
-    lines += family("agentsla_tasks_finished_total", "counter",
+    lines += family("agentsla_tasks_stored", "gauge",
                     "Finished tasks still stored, by outcome.",
                     [({**_type_label(r), "outcome": r["outcome"]}, r["tasks"]) for r in finished])
     lines += _slo_families(slo_status(cur, config, now_ns))

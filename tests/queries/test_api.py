@@ -277,7 +277,7 @@ def test_metrics_follow_the_exposition_format(client):
         assert _SAMPLE.fullmatch(line) or _COMMENT.fullmatch(line), line
     samples = dict(line.rsplit(" ", 1) for line in lines if not line.startswith("#"))
     assert samples['agentsla_task_success_ratio{task_type="chat"}'] == "0.5"
-    assert samples['agentsla_tasks_finished_total{task_type="chat",outcome="failed"}'] == "1"
+    assert samples['agentsla_tasks_stored{task_type="chat",outcome="failed"}'] == "1"
     # one bad task of two in 5 minutes against the default 99.9 %: 0.5 / 0.001
     assert float(samples['agentsla_slo_burn_rate{task_type="chat",window="5m"}']) == pytest.approx(500)
     assert samples["agentsla_ingest_spans_accepted_total"] == "5"
