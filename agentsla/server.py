@@ -8,6 +8,7 @@ import logging
 import signal
 from pathlib import Path
 
+import duckdb
 import uvicorn
 
 from agentsla.alerts.service import AlertService
@@ -74,8 +75,17 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     await grpc_server.stop(grace=5)
     await asyncio.gather(*tasks, return_exceptions=True)
     await alerts.stop()
-    await asyncio.to_thread(pipeline.close)
-    con.close()
+    if await asyncio.to_thread(pipeline.close):
+        _close_store(con)
+
+
+def _close_store(con) -> None:
+    """Close the database; a query still running in a worker thread must not crash the exit."""
+    try:
+        con.close()
+    except duckdb.Error as exc:  # everything acknowledged is committed; the WAL replays on open
+        log.error("closing the database while a query still ran: %s", exc)
+        return
     log.warning("stopped cleanly")
 
 

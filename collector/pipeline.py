@@ -105,17 +105,25 @@ class IngestPipeline:
             self._cond.notify()
         await asyncio.shield(item.future)
 
-    def close(self, timeout: float = 30.0) -> None:
-        """Stop taking requests, commit what is queued, checkpoint the database."""
+    def close(self, timeout: float = 30.0) -> bool:
+        """Stop taking requests, commit what is queued, checkpoint; False if the writer is busy.
+
+        A writer still inside a transaction after `timeout` is left alone: DuckDB refuses a
+        second call on a busy connection, and what it has not committed was not acknowledged.
+        """
         with self._cond:
             self._closing = True
             self._cond.notify()
+        self._thread.join(timeout)
         if self._thread.is_alive():
-            self._thread.join(timeout)
+            log.error("the writer is still busy after %.0f s; leaving it (unacknowledged spans "
+                      "are not committed; the WAL replays on the next start)", timeout)
+            return False
         try:
             self.writer.con.execute("checkpoint")
         except duckdb.Error as exc:  # a checkpoint failure leaves the WAL, which replays on open
             log.warning("checkpoint at shutdown failed: %s", exc)
+        return True
 
     def health(self) -> dict[str, Any]:
         """Counters and queue state for /api/v1/health and /metrics."""
