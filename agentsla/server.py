@@ -12,15 +12,15 @@ import duckdb
 import uvicorn
 
 from agentsla.alerts.service import AlertService
-from agentsla.collector.grpc import start_grpc_server
-from agentsla.collector.http import create_otlp_http_app
+from agentsla.collector.receivers.grpc import start_grpc_server
+from agentsla.collector.receivers.http import create_otlp_http_app
 from agentsla.collector.pipeline import IngestPipeline
-from agentsla.collector.receiver import Exporter
-from agentsla.collector.store import open_store
-from agentsla.collector.writer import TaskWriter
+from agentsla.collector.receivers.export import Exporter
+from agentsla.collector.store.database import open_store
+from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import Config
 from agentsla.connguard import guarded_protocol
-from agentsla.queries.api import create_api_app
+from agentsla.api.app import create_api_app
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
 log = logging.getLogger("agentsla.server")

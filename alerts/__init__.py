@@ -1,1 +1,1 @@
-"""Alert rules, evaluation, routing, notifiers, incidents and timeline export."""
+"""Alerts, as four concerns: rules/ (evaluation), routing/ (Alertmanager-like), notify/ (integrations), incidents/."""

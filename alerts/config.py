@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from agentsla.alerts import yamlsrc
-from agentsla.alerts.incidents import TIERS, IncidentSettings
-from agentsla.alerts.inhibit import InhibitRule, parse_inhibit_rules
+from agentsla import yamlsrc
+from agentsla.alerts.incidents.tracker import TIERS, IncidentSettings
+from agentsla.alerts.routing.inhibit import InhibitRule, parse_inhibit_rules
 from agentsla.alerts.notify.alertmanager import config as am_config
 from agentsla.alerts.notify.receivers import ReceiverConfig, parse_receivers
 from agentsla.alerts.notify.retry import Retrier
-from agentsla.alerts.routing import Route, parse_route
-from agentsla.alerts.rules import RuleGroup, default_rule_groups, load_rule_file, slo_rule_group
-from agentsla.alerts.yamlsrc import SourceError
+from agentsla.alerts.routing.route import Route, parse_route
+from agentsla.alerts.rules.groups import RuleGroup, default_rule_groups, load_rule_file, slo_rule_group
+from agentsla.yamlsrc import SourceError
 from agentsla.config import Config, parse_duration
 
 #: key → (default, meaning); docs/alerts.md documents each (tests/alerts/test_docs.py checks).

@@ -25,18 +25,18 @@ import httpx
 from starlette.routing import Route
 
 from agentsla.alerts.config import AlertsConfig, load_rule_groups, parse_alerts_config
-from agentsla.alerts.dispatch import Dispatcher
-from agentsla.alerts.evaluator import Alert, Evaluator, State
-from agentsla.alerts.incident_store import IncidentStore
-from agentsla.alerts.incidents import IncidentTracker
-from agentsla.alerts.inhibit import Inhibitor
-from agentsla.alerts.metrics import DuckQuery
-from agentsla.alerts.nflog import NotificationLog
+from agentsla.alerts.routing.dispatch import Dispatcher
+from agentsla.alerts.rules.evaluator import Alert, Evaluator, State
+from agentsla.alerts.incidents.store import IncidentStore
+from agentsla.alerts.incidents.tracker import IncidentTracker
+from agentsla.alerts.routing.inhibit import Inhibitor
+from agentsla.alerts.rules.source import DuckQuery
+from agentsla.alerts.routing.nflog import NotificationLog
 from agentsla.alerts.notify.alertmanager.notifier import AlertmanagerPusher
 from agentsla.alerts.notify.pipeline import Deliverer, notify_pipeline
 from agentsla.alerts.notify.receivers import build_integrations
-from agentsla.alerts.silence import Silences
-from agentsla.alerts.store import FILENAME, Store
+from agentsla.alerts.routing.silence import Silences
+from agentsla.alerts.state import FILENAME, Store
 from agentsla.config import Config
 
 log = logging.getLogger("agentsla.alerts")
@@ -190,7 +190,7 @@ class AlertService:
 
     def routes(self) -> list[Route]:
         """The Starlette routes: /api/v1/alerts, /api/v1/silences[/{id}], /api/v1/incidents/..."""
-        from agentsla.alerts.api import alert_routes
+        from agentsla.api.alert_routes import alert_routes
 
         return alert_routes(self)
 

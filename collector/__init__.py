@@ -1,1 +1,1 @@
-"""OTLP receivers, decoding, normalization to span contract v1, the writer and task materialization."""
+"""The collector, as stages: receivers/ → processing/ → tasks/ (materialization) → store/ (schema, writer)."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import duckdb
 
-from agentsla.collector.writer import Row, TaskWriter
+from agentsla.collector.store.writer import Row, TaskWriter
 from agentsla.config import IngestConfig, TasksConfig
 from agentsla.errors import AgentslaError, Overloaded, PermanentError, RetryableError
 

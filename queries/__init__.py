@@ -1,1 +1,1 @@
-"""Read side: one named SQL question per function, over the views `spans` and `tasks`; the query API."""
+"""Read side: one named SQL question per function, over the views `spans` and `tasks`."""

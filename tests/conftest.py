@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from serverproc import ServerProcess
 
-from agentsla.collector.schema import migrate
+from agentsla.collector.store.schema import migrate
 
 
 @pytest.fixture

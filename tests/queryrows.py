@@ -7,7 +7,7 @@ import json
 
 import pyarrow as pa
 
-from agentsla.collector.schema import (SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_ARROW_SCHEMA,
+from agentsla.collector.store.schema import (SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_ARROW_SCHEMA,
                                        TASK_COLUMN_NAMES)
 
 NS = 1_000_000_000

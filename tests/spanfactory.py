@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Mapping
 
-from agentsla.collector.schema import SPAN_COLUMN_NAMES
+from agentsla.collector.store.schema import SPAN_COLUMN_NAMES
 
 #: 2023-11-14T22:13:20Z: every `*_ms` time is relative to it.
 BASE_NS = 1_700_000_000_000_000_000

@@ -72,10 +72,10 @@ def _add_silence(sub) -> None:
 
 def check_file(path: str) -> tuple[str, list[str]]:
     """Validate one file; return (what it held, error messages)."""
-    from agentsla.alerts import yamlsrc
+    from agentsla import yamlsrc
     from agentsla.alerts.config import ROUTING_KEYS, load_routing_file
-    from agentsla.alerts.rules import parse_rule_text
-    from agentsla.alerts.yamlsrc import SourceError
+    from agentsla.alerts.rules.groups import parse_rule_text
+    from agentsla.yamlsrc import SourceError
 
     try:
         text = Path(path).read_text()
@@ -100,8 +100,8 @@ def check_file(path: str) -> tuple[str, list[str]]:
 
 
 def _check_test_file(path: str, doc: dict) -> tuple[str, list[str]]:
-    from agentsla.alerts.rules import load_rule_file
-    from agentsla.alerts.yamlsrc import SourceError
+    from agentsla.alerts.rules.groups import load_rule_file
+    from agentsla.yamlsrc import SourceError
 
     errors = []
     for name in doc.get("rule_files") or []:
@@ -129,8 +129,8 @@ def run_check(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 def run_test(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Run rule unit tests; print diffs of failures; exit 1 if any failed."""
-    from agentsla.alerts.ruletest import run_file
-    from agentsla.alerts.yamlsrc import SourceError
+    from agentsla.alerts.rules.ruletest import run_file
+    from agentsla.yamlsrc import SourceError
 
     failed = False
     for path in args.files:

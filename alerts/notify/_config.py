@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentsla.alerts.yamlsrc import SourceError, line_of
+from agentsla.yamlsrc import SourceError, line_of
 from agentsla.config import parse_duration
 
 

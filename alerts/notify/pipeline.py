@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol
 
-from agentsla.alerts.nflog import Entry, NotificationLog
+from agentsla.alerts.routing.nflog import Entry, NotificationLog
 from agentsla.alerts.notify import build_notification
 from agentsla.alerts.notify.receivers import Integration
 from agentsla.alerts.notify.retry import Retrier

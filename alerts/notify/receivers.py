@@ -18,7 +18,7 @@ from agentsla.alerts.notify.slack import config as slack_config
 from agentsla.alerts.notify.slack.notifier import SlackNotifier
 from agentsla.alerts.notify.webhook import config as webhook_config
 from agentsla.alerts.notify.webhook.notifier import WebhookNotifier
-from agentsla.alerts.yamlsrc import SourceError, line_of
+from agentsla.yamlsrc import SourceError, line_of
 
 #: config key → (parse config, build notifier from config and the shared HTTP client)
 KINDS: dict[str, tuple[Callable, Callable[[Any, httpx.AsyncClient], Any]]] = {

@@ -7,8 +7,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from agentsla.alerts.expr import Selector
-from agentsla.alerts.samples import Sample
+from agentsla.alerts.rules.expr import Selector
+from agentsla.alerts.rules.samples import Sample
 
 
 @dataclass

@@ -8,11 +8,11 @@ import time
 import httpx
 from alertkit import FakeQuery
 
-from agentsla.alerts.evaluator import Evaluator
-from agentsla.alerts.expr import parse
+from agentsla.alerts.rules.evaluator import Evaluator
+from agentsla.alerts.rules.expr import parse
 from agentsla.alerts.notify.alertmanager.config import AlertmanagerConfig
 from agentsla.alerts.notify.alertmanager.notifier import AlertmanagerPusher
-from agentsla.alerts.rules import Rule, RuleGroup
+from agentsla.alerts.rules.groups import Rule, RuleGroup
 
 
 def _am_alerts(url: str, **params) -> list[dict]:

@@ -9,15 +9,15 @@ import httpx
 from alertkit import FakeQuery
 
 from agentsla.alerts.config import parse_routing
-from agentsla.alerts.dispatch import Dispatcher
-from agentsla.alerts.evaluator import Evaluator
-from agentsla.alerts.expr import parse
-from agentsla.alerts.nflog import NotificationLog
+from agentsla.alerts.routing.dispatch import Dispatcher
+from agentsla.alerts.rules.evaluator import Evaluator
+from agentsla.alerts.rules.expr import parse
+from agentsla.alerts.routing.nflog import NotificationLog
 from agentsla.alerts.notify.pipeline import Deliverer, notify_pipeline
 from agentsla.alerts.notify.receivers import build_integrations
 from agentsla.alerts.notify.retry import Retrier
-from agentsla.alerts.rules import Rule, RuleGroup
-from agentsla.alerts.store import Store
+from agentsla.alerts.rules.groups import Rule, RuleGroup
+from agentsla.alerts.state import Store
 
 RULE = Rule("ToolErrors", parse("hop_error_rate by (hop_name) [2m] > 0.02"), labels={"severity": "P1"})
 

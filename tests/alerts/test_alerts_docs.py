@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agentsla.alerts.catalog import METRICS
+from agentsla.alerts.rules.catalog import METRICS
 from agentsla.alerts.config import KEYS
 
 DOC = (Path(__file__).parents[2] / "docs" / "alerts.md").read_text()

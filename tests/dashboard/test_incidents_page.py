@@ -9,9 +9,9 @@ import pytest
 from starlette.applications import Starlette
 from streamlit.testing.v1 import AppTest
 
-from agentsla.alerts.evaluator import Alert, State
+from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.service import AlertService
-from agentsla.collector.schema import migrate
+from agentsla.collector.store.schema import migrate
 from agentsla.config import load_config
 from serverproc import free_port, serving
 from seed import APP

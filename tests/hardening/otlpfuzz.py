@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from agentsla.collector._decode import check_span_count, count_spans, decode_body
-from agentsla.collector.normalize import normalize_request
-from agentsla.collector.schema import SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES
-from agentsla.collector.tasks import materialize_task
+from agentsla.collector.receivers.decode import check_span_count, count_spans, decode_body
+from agentsla.collector.processing.normalize import normalize_request
+from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES
+from agentsla.collector.tasks.materialize import materialize_task
 from agentsla.config import IngestConfig, TasksConfig
 from agentsla.errors import PermanentError
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentload import PROTO, agent_task, stored_spans
-from agentsla.queries.openapi import OPENAPI
+from agentsla.api.openapi import OPENAPI
 from serverproc import ServerProcess
 
 SEEDED = [agent_task(5, i, tag=0xD0) for i in range(12)]

@@ -33,9 +33,9 @@ def test_family_skips_undefined_samples():
 def test_ingest_counters_come_from_health_by_default():
     import duckdb
 
-    from agentsla.collector.schema import migrate
+    from agentsla.collector.store.schema import migrate
     from agentsla.config import load_config
-    from agentsla.queries.api import _metrics, Ask
+    from agentsla.api.app import _metrics, Ask
 
     con = duckdb.connect()
     migrate(con)

@@ -14,7 +14,7 @@ from agentsla.cli import build_parser
 from agentsla.client import ApiClient
 from agentsla.commands import report
 from agentsla.config import load_config
-from agentsla.queries.api import create_api_app
+from agentsla.api.app import create_api_app
 from queryrows import NS, T0, insert, task
 
 
@@ -35,7 +35,7 @@ def _bridge(app) -> httpx.MockTransport:
 def client(tmp_path):
     import duckdb
 
-    from agentsla.collector.schema import migrate
+    from agentsla.collector.store.schema import migrate
     con = duckdb.connect(str(tmp_path / "r.duckdb"))
     migrate(con)
     timeout = {"ffh_kind": "model", "ffh_name": "gpt-4o", "ffh_reason": "timeout"}

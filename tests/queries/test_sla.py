@@ -112,8 +112,8 @@ def test_through_the_writer_late_root_and_lost_task(tmp_path):
     """In progress until its root arrives late; a task whose root never comes is lost."""
     from dataclasses import replace
 
-    from agentsla.collector.store import open_store
-    from agentsla.collector.writer import TaskWriter
+    from agentsla.collector.store.database import open_store
+    from agentsla.collector.store.writer import TaskWriter
     from agentsla.config import load_config
     from spanfactory import make_span
 

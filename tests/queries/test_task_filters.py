@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from agentsla.collector.schema import migrate
+from agentsla.collector.store.schema import migrate
 from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.queries.root_causes import root_cause_series, root_causes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentsla.alerts.evaluator import Alert, State
+from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.notify import build_notification
 
 

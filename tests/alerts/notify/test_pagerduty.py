@@ -7,7 +7,7 @@ import asyncio
 import httpx
 from notifykit import alert, notification
 
-from agentsla.alerts.evaluator import State
+from agentsla.alerts.rules.evaluator import State
 from agentsla.alerts.notify.pagerduty.config import PagerDutyConfig
 from agentsla.alerts.notify.pagerduty.notifier import PagerDutyNotifier
 

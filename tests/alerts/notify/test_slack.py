@@ -7,7 +7,7 @@ import asyncio
 import httpx
 from notifykit import alert, notification
 
-from agentsla.alerts.evaluator import State
+from agentsla.alerts.rules.evaluator import State
 from agentsla.alerts.notify.slack.config import SlackConfig
 from agentsla.alerts.notify.slack.notifier import MAX_TEXT, SlackNotifier, render
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from agentsla.collector.schema import migrate
-from agentsla.collector.writer import TaskWriter
+from agentsla.collector.store.schema import migrate
+from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 
 

@@ -19,7 +19,7 @@ from agentsla.client import ApiClient
 from agentsla.commands import findings as findings_command
 from agentsla.config import load_config
 from agentsla.errors import PermanentError
-from agentsla.queries.api import create_api_app
+from agentsla.api.app import create_api_app
 from agentsla.queries.findings import THRESHOLDS
 
 NOW = BASE_NS + 600 * 1_000_000_000

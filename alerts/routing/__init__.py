@@ -1,0 +1,1 @@
+"""Routing: the route tree, grouping, inhibition, silences and the notification log (Alertmanager)."""

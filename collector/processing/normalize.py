@@ -1,0 +1,191 @@
+"""Turn a decoded OTLP ExportTraceServiceRequest into span rows (collector.schema.SPAN_COLUMNS).
+
+One row per valid span; spans with unusable ids or times are rejected one by one (OTLP
+partial success) while the rest are kept. Typed columns follow span contract v1
+(docs/span-contract.md); the mapping tables live in collector/_mapping.py. This runs for every
+span, so each span's attributes are converted once and every typed field is read from that dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentsla.config import IngestConfig
+
+from . import mapping as m
+from .attributes import INT64, Limits, attributes_to_dict, cut, dumps, to_str
+from agentsla.collector.store.schema import SPAN_COLUMN_NAMES
+
+MAX_ERRORS = 5
+CLOCK_SKEW_KEY = "agentsla.clock_skew"
+
+_SPAN_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
+_STATUS_CODES = ("unset", "ok", "error")
+_SERVER, _STATUS_ERROR = 2, 2
+_ROW_TEMPLATE = dict.fromkeys(SPAN_COLUMN_NAMES)
+_ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
+#: hop kind -> the column naming the hop; other kinds are named by the span name.
+_HOP_NAME_COLUMN = {"model": "model", "tool": "tool", "agent": "agent"}
+
+
+@dataclass
+class NormalizedBatch:
+    """Span rows of one request plus what was rejected (for OTLP partial_success)."""
+
+    rows: list[dict] = field(default_factory=list)
+    rejected: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def reject(self, message: str) -> None:
+        """Count one rejected span, remembering up to MAX_ERRORS distinct messages."""
+        self.rejected += 1
+        if len(self.errors) < MAX_ERRORS and message not in self.errors:
+            self.errors.append(message)
+
+
+def normalize_request(request: ExportTraceServiceRequest, limits: IngestConfig,
+                      received_ns: int) -> NormalizedBatch:
+    """Normalize every span of a request into a row keyed by SPAN_COLUMN_NAMES."""
+    lim = Limits(limits.max_attributes_per_span, limits.max_attribute_value_length,
+                 limits.max_value_depth)
+    batch = NormalizedBatch()
+    for resource_spans in request.resource_spans:
+        resource = resource_spans.resource
+        resource_attrs = attributes_to_dict(resource.attributes, lim,
+                                            resource.dropped_attributes_count)
+        shared = {"service_name": to_str(resource_attrs.get("service.name")),
+                  "resource": dumps(resource_attrs), "received_ns": received_ns}
+        for scope_spans in resource_spans.scope_spans:
+            shared["scope"] = scope_spans.scope.name or None
+            for span in scope_spans.spans:
+                problem = _invalid(span)
+                if problem:
+                    batch.reject(problem)
+                else:
+                    batch.rows.append(_row(span, shared, lim))
+    return batch
+
+
+def _invalid(span: Any) -> str | None:
+    """Say why a span cannot be stored, or None."""
+    trace_id = span.trace_id
+    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+        return "invalid trace id: must be 16 bytes (32 hex digits) and not all zero"
+    span_id = span.span_id
+    if len(span_id) != 8 or span_id == _ZERO_SPAN:
+        return "invalid span id: must be 8 bytes (16 hex digits) and not all zero"
+    parent = span.parent_span_id
+    if parent and len(parent) != 8:
+        return "invalid parent span id: must be empty or 8 bytes (16 hex digits)"
+    if span.start_time_unix_nano > INT64[1] or span.end_time_unix_nano > INT64[1]:
+        return "invalid span time: beyond the year 2262"
+    return None
+
+
+def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any]:
+    attrs = attributes_to_dict(span.attributes, lim, span.dropped_attributes_count)
+    start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if end < start:
+        end = start
+        attrs[CLOCK_SKEW_KEY] = True
+    parent = span.parent_span_id
+    kind = span.kind
+    status = span.status
+    code = status.code
+    message = status.message
+    name = span.name
+    if len(name) > lim.max_length:
+        name = cut(name, lim.max_length)
+    row = _ROW_TEMPLATE.copy()
+    row.update(shared)
+    row.update(trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
+               parent_span_id=parent.hex() if parent else None, name=name,
+               span_kind=_SPAN_KINDS[kind] if 0 <= kind < 6 else "unspecified",
+               start_ns=start, end_ns=end, duration_ms=(end - start) / 1e6,
+               status_code=_STATUS_CODES[code] if 0 <= code < 3 else "unset",
+               status_message=cut(message, lim.max_length) if message else None)
+    _typed_columns(row, attrs)
+    row["hop_kind"] = hop_kind = _hop_kind(attrs, not parent, kind)
+    row["hop_name"] = row[_HOP_NAME_COLUMN.get(hop_kind, "name")] or name
+    events = [_event(e, lim) for e in span.events] if span.events else None
+    row["error_type"] = error_type = _error_type(attrs, code, message, row["http_status"],
+                                                 events)
+    row["is_error"] = code == _STATUS_ERROR or error_type is not None
+    row["attributes"] = dumps(attrs)
+    row["events"] = dumps(events) if events else "[]"
+    row["links"] = dumps([_link(link, lim) for link in span.links]) if span.links else "[]"
+    return row
+
+
+def _typed_columns(row: dict[str, Any], attrs: dict[str, Any]) -> None:
+    """Fill the typed columns from the attribute dict (sources in _mapping.COLUMN_SOURCES)."""
+    table = m.COLUMN_TABLE
+    ranks: dict[str, int] = {}
+    for key, value in attrs.items():
+        spec = table.get(key)
+        if spec is None:
+            continue
+        column, coerce, rank, ready_type = spec
+        if rank is not None and ranks.get(column, rank + 1) < rank:
+            continue  # a higher-priority source already filled the column
+        if type(value) is not ready_type or value == "":
+            value = coerce(value)
+            if value is None:
+                continue
+        row[column] = value
+        if rank is not None:
+            ranks[column] = rank
+
+
+def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:
+    """Take hop.kind when valid, else infer it (rules in docs/span-contract.md)."""
+    given = attrs.get("hop.kind")
+    if isinstance(given, str) and given.strip().lower() in m.VALID_HOP_KINDS:
+        return given.strip().lower()
+    operation = attrs.get("gen_ai.operation.name")
+    if isinstance(operation, str) and operation.strip().lower() in m.GENAI_OPERATION_HOPS:
+        return m.GENAI_OPERATION_HOPS[operation.strip().lower()]
+    oi_kind = attrs.get("openinference.span.kind")
+    if isinstance(oi_kind, str) and oi_kind.strip().upper() in m.OPENINFERENCE_HOPS:
+        return m.OPENINFERENCE_HOPS[oi_kind.strip().upper()]
+    for key, hop in m.PRESENCE_HOPS:
+        if key in attrs:
+            return hop
+    return "gateway" if is_root and kind == _SERVER else "other"
+
+
+def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int | None,
+                events: list[dict[str, Any]] | None) -> str | None:
+    """Derive the normalized failure reason; None when the span did not fail."""
+    raw = to_str(attrs.get("error.type"))
+    if raw:
+        return m.map_error_name(raw) or raw
+    from_http = m.map_http_status(http_status)
+    if from_http is not None:
+        return from_http
+    if code != _STATUS_ERROR:
+        return None
+    exception_types = [to_str(e["attributes"].get("exception.type")) for e in events or ()
+                       if e["name"] == "exception"]
+    exception_types = [t for t in exception_types if t]
+    for exception_type in exception_types:
+        mapped = m.map_error_name(exception_type)
+        if mapped is not None:
+            return mapped
+    mapped = m.map_status_message(message) if message else None
+    return mapped or (exception_types[0] if exception_types else "error")
+
+
+def _event(event: Any, lim: Limits) -> dict[str, Any]:
+    return {"name": cut(event.name, lim.max_length), "time_ns": event.time_unix_nano,
+            "attributes": attributes_to_dict(event.attributes, lim,
+                                             event.dropped_attributes_count)}
+
+
+def _link(link: Any, lim: Limits) -> dict[str, Any]:
+    return {"trace_id": link.trace_id.hex(), "span_id": link.span_id.hex(),
+            "attributes": attributes_to_dict(link.attributes, lim,
+                                             link.dropped_attributes_count)}

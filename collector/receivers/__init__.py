@@ -1,0 +1,1 @@
+"""Receivers: OTLP/HTTP and OTLP/gRPC, decoding, and the export step both share."""

@@ -1,0 +1,70 @@
+"""OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`.
+
+Errors map per https://opentelemetry.io/docs/specs/otlp/#otlpgrpc-response: bad data is
+INVALID_ARGUMENT (not retried); a full queue is RESOURCE_EXHAUSTED carrying RetryInfo, which
+tells exporters the error is retryable and when.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+
+import grpc
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+from agentsla.collector.receivers.export import Exporter
+from agentsla.errors import AgentslaError, Overloaded, RetryableError, Unauthorized
+
+_CODES = {Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED, RetryableError: grpc.StatusCode.UNAVAILABLE,
+          Unauthorized: grpc.StatusCode.UNAUTHENTICATED}
+
+
+class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    """The gRPC servicer: the same Exporter as the HTTP receiver behind it."""
+
+    def __init__(self, exporter: Exporter, token: str = "") -> None:
+        self.exporter = exporter
+        self.token = token
+
+    async def Export(self, request, context: grpc.aio.ServicerContext):  # noqa: N802 - gRPC name
+        """Store the request's spans, answering only after they are committed."""
+        try:
+            self._check_token(context)
+            return await self.exporter.export(request)
+        except AgentslaError as exc:
+            await _abort(context, exc)
+
+    def _check_token(self, context: grpc.aio.ServicerContext) -> None:
+        if not self.token:
+            return
+        given = dict(context.invocation_metadata() or ()).get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            raise Unauthorized("missing or wrong bearer token")
+
+
+async def _abort(context: grpc.aio.ServicerContext, exc: AgentslaError) -> None:
+    code = next((c for cls, c in _CODES.items() if isinstance(exc, cls)),
+                grpc.StatusCode.INVALID_ARGUMENT)
+    if isinstance(exc, RetryableError):
+        retry = error_details_pb2.RetryInfo(
+            retry_delay=duration_pb2.Duration(seconds=max(1, math.ceil(exc.retry_after_s))))
+        detail = status_pb2.Status(code=code.value[0], message=exc.message)
+        detail.details.add().Pack(retry)
+        context.set_trailing_metadata((("grpc-status-details-bin", detail.SerializeToString()),))
+    await context.abort(code, exc.message)
+
+
+async def start_grpc_server(exporter: Exporter, host: str, port: int, token: str,
+                            max_message_bytes: int) -> tuple[grpc.aio.Server, int]:
+    """Start the gRPC listener; return the server and the port it bound."""
+    server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
+                                      ("grpc.so_reuseport", 0)])
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(exporter, token), server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if bound == 0:
+        raise OSError(f"cannot listen for OTLP/gRPC on {host}:{port}")
+    await server.start()
+    return server, bound

@@ -1,0 +1,30 @@
+"""The DuckDB file: opened once by `agentsla serve`, migrated, then shared through cursors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from agentsla.collector.store.schema import migrate
+from agentsla.errors import ConfigError
+
+
+def open_store(path: str | Path, memory_limit: str = "") -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the database file and bring its schema up to date.
+
+    `memory_limit` (e.g. "2GB") caps DuckDB's buffer pool; empty keeps DuckDB's default (80 % of
+    RAM), which lets the process grow with the data it has read.
+    """
+    path = Path(path)
+    config = {"memory_limit": memory_limit} if memory_limit else {}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        con = duckdb.connect(str(path), config=config)
+    except (OSError, duckdb.IOException) as exc:
+        raise ConfigError(f"cannot open database {path}: {exc}") from None
+    except duckdb.Error as exc:  # e.g. a memory_limit DuckDB cannot parse
+        raise ConfigError(f"cannot open database {path} with memory_limit "
+                          f"{memory_limit!r}: {exc}") from None
+    migrate(con)
+    return con

@@ -1,0 +1,150 @@
+"""Storage schema: physical tables, the read-side views `spans` and `tasks`, and migrations.
+
+The read side (queries/) only ever names the views, so another engine (e.g. ClickHouse's
+`otel_traces` from the OpenTelemetry Collector exporter) needs a new view layer, not new queries.
+Times are unix nanoseconds (BIGINT); durations are milliseconds (DOUBLE).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+# (column, DuckDB type, Arrow type, meaning). The order is the physical order.
+SPAN_COLUMNS: tuple[tuple[str, str, pa.DataType, str], ...] = (
+    ("trace_id", "VARCHAR", pa.string(), "32 lowercase hex digits"),
+    ("span_id", "VARCHAR", pa.string(), "16 lowercase hex digits"),
+    ("parent_span_id", "VARCHAR", pa.string(), "null for a root"),
+    ("task_id", "VARCHAR", pa.string(), "resolved task: task.id of the trace, else the trace id"),
+    ("name", "VARCHAR", pa.string(), "span name"),
+    ("span_kind", "VARCHAR", pa.string(), "internal, server, client, producer, consumer, unspecified"),
+    ("service_name", "VARCHAR", pa.string(), "resource service.name"),
+    ("start_ns", "BIGINT", pa.int64(), "start, unix ns"),
+    ("end_ns", "BIGINT", pa.int64(), "end, unix ns"),
+    ("duration_ms", "DOUBLE", pa.float64(), "end - start, ms (never negative)"),
+    ("status_code", "VARCHAR", pa.string(), "unset, ok, error"),
+    ("status_message", "VARCHAR", pa.string(), "status description"),
+    ("hop_kind", "VARCHAR", pa.string(), "span contract hop.kind, given or inferred"),
+    ("hop_name", "VARCHAR", pa.string(), "model, tool, agent or span name"),
+    ("operation", "VARCHAR", pa.string(), "gen_ai.operation.name or openinference.span.kind"),
+    ("model", "VARCHAR", pa.string(), "model name for model hops"),
+    ("tool", "VARCHAR", pa.string(), "tool name for tool hops"),
+    ("agent", "VARCHAR", pa.string(), "gen_ai.agent.name"),
+    ("task_type", "VARCHAR", pa.string(), "task.type"),
+    ("tenant_id", "VARCHAR", pa.string(), "tenant.id"),
+    ("task_outcome", "VARCHAR", pa.string(), "task.outcome declared on this span"),
+    ("http_status", "INTEGER", pa.int32(), "http.response.status_code"),
+    ("error_type", "VARCHAR", pa.string(), "normalized failure reason, null when none"),
+    ("is_error", "BOOLEAN", pa.bool_(), "status ERROR or an error.type"),
+    ("hop_timeout_ms", "DOUBLE", pa.float64(), "configured timeout; 0 = none"),
+    ("budget_total_ms", "DOUBLE", pa.float64(), "budget.total_ms"),
+    ("budget_remaining_ms", "DOUBLE", pa.float64(), "budget.remaining_ms at span start"),
+    ("budget_exhausted", "BOOLEAN", pa.bool_(), "budget.exhausted"),
+    ("retry_attempt", "INTEGER", pa.int32(), "retry.attempt or http.request.resend_count"),
+    ("retry_max", "INTEGER", pa.int32(), "retry.max"),
+    ("fallback_used", "BOOLEAN", pa.bool_(), "fallback.used"),
+    ("fallback_kind", "VARCHAR", pa.string(), "fallback.kind"),
+    ("fallback_from", "VARCHAR", pa.string(), "fallback.from"),
+    ("fallback_to", "VARCHAR", pa.string(), "fallback.to"),
+    ("circuit_state", "VARCHAR", pa.string(), "circuit.state"),
+    ("idempotency_key", "VARCHAR", pa.string(), "idempotency.key"),
+    ("loop_limit", "INTEGER", pa.int32(), "agent.loop.limit"),
+    ("input_tokens", "BIGINT", pa.int64(), "gen_ai.usage.input_tokens / llm.token_count.prompt"),
+    ("output_tokens", "BIGINT", pa.int64(), "gen_ai.usage.output_tokens / llm.token_count.completion"),
+    ("ttft_ms", "DOUBLE", pa.float64(), "time to first token, ms"),
+    ("attributes", "JSON", pa.string(), "all span attributes, as JSON (unknown ones kept)"),
+    ("resource", "JSON", pa.string(), "resource attributes, as JSON"),
+    ("scope", "VARCHAR", pa.string(), "instrumentation scope name"),
+    ("events", "JSON", pa.string(), "span events with their attributes, as JSON"),
+    ("links", "JSON", pa.string(), "span links, as JSON"),
+    ("received_ns", "BIGINT", pa.int64(), "when agentsla received it, unix ns"),
+    # Added by migration 2; physical order = order of addition.
+    ("parent_remote", "BOOLEAN", pa.bool_(), "OTLP span flags: parent is remote; null if unknown"),
+    ("call_id", "VARCHAR", pa.string(), "logical call (set by materialization): siblings, same hop"),
+    ("attempt", "INTEGER", pa.int32(), "attempt number within call_id, 0 first (materialization)"),
+)
+
+#: The columns migration 2 added (the seams for remote parents and the one attempt definition).
+_SPAN_COLUMNS_V2 = SPAN_COLUMNS[-3:]
+
+TASK_COLUMNS: tuple[tuple[str, str, pa.DataType, str], ...] = (
+    ("task_id", "VARCHAR PRIMARY KEY", pa.string(), "task.id, else the trace id"),
+    ("trace_id", "VARCHAR", pa.string(), "trace of the root (or of the first span)"),
+    ("root_span_id", "VARCHAR", pa.string(), "null while the root has not arrived"),
+    ("root_name", "VARCHAR", pa.string(), "name of the root span"),
+    ("task_type", "VARCHAR", pa.string(), "task.type"),
+    ("tenant_id", "VARCHAR", pa.string(), "tenant.id"),
+    ("service_name", "VARCHAR", pa.string(), "service of the root"),
+    ("agent", "VARCHAR", pa.string(), "first agent name seen in the task"),
+    ("start_ns", "BIGINT", pa.int64(), "root start (earliest span start before it arrives)"),
+    ("end_ns", "BIGINT", pa.int64(), "root end, or when declared lost; null in progress"),
+    ("duration_ms", "DOUBLE", pa.float64(), "end - start"),
+    ("outcome", "VARCHAR", pa.string(), "see agentsla.contract.OUTCOMES"),
+    ("finished", "BOOLEAN", pa.bool_(), "root ended or lost"),
+    ("http_status", "INTEGER", pa.int32(), "root's HTTP status"),
+    ("gateway_ok", "BOOLEAN", pa.bool_(), "root not ERROR, HTTP < 500 and not 429"),
+    ("error_type", "VARCHAR", pa.string(), "root's error type"),
+    ("budget_total_ms", "DOUBLE", pa.float64(), "budget.total_ms, else configured per type"),
+    ("budget_used_ratio", "DOUBLE", pa.float64(), "duration / budget"),
+    ("budget_exhausted", "BOOLEAN", pa.bool_(), "the budget ran out (see the definitions)"),
+    ("fallback_used", "BOOLEAN", pa.bool_(), "a fallback served somewhere in the task"),
+    ("fallback_kind", "VARCHAR", pa.string(), "first fallback kind seen"),
+    ("span_count", "INTEGER", pa.int32(), "spans stored for the task"),
+    ("model_calls", "INTEGER", pa.int32(), "model hop spans"),
+    ("tool_calls", "INTEGER", pa.int32(), "tool hop spans"),
+    ("retries", "INTEGER", pa.int32(), "attempts beyond the first"),
+    ("input_tokens", "BIGINT", pa.int64(), "sum over model spans"),
+    ("output_tokens", "BIGINT", pa.int64(), "sum over model spans"),
+    ("ffh_kind", "VARCHAR", pa.string(), "first failing hop: kind"),
+    ("ffh_name", "VARCHAR", pa.string(), "first failing hop: name"),
+    ("ffh_reason", "VARCHAR", pa.string(), "first failing hop: reason"),
+    ("ffh_span_id", "VARCHAR", pa.string(), "span reported (nearest hop)"),
+    ("ffh_detail_span_id", "VARCHAR", pa.string(), "deeper span the blame came from, if any"),
+    ("first_seen_ns", "BIGINT", pa.int64(), "arrival of the task's first span, unix ns"),
+    ("updated_ns", "BIGINT", pa.int64(), "last materialization, unix ns"),
+)
+
+SPAN_ARROW_SCHEMA = pa.schema([(name, arrow) for name, _, arrow, _ in SPAN_COLUMNS])
+TASK_ARROW_SCHEMA = pa.schema([(name, arrow) for name, _, arrow, _ in TASK_COLUMNS])
+SPAN_COLUMN_NAMES = tuple(c[0] for c in SPAN_COLUMNS)
+TASK_COLUMN_NAMES = tuple(c[0] for c in TASK_COLUMNS)
+
+
+def _create_table(table: str, columns) -> str:
+    body = ",\n    ".join(f"{name} {sql_type}" for name, sql_type, _, _ in columns)
+    return f"create table if not exists {table} (\n    {body}\n)"
+
+
+#: Each migration runs once, in order, inside one transaction; the index is the version.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        _create_table("span_store", SPAN_COLUMNS),
+        _create_table("task_store", TASK_COLUMNS),
+        "create table if not exists trace_task (trace_id VARCHAR PRIMARY KEY, task_id VARCHAR)",
+        "create or replace view spans as select * from span_store",
+        "create or replace view tasks as select * from task_store",
+    ),
+    (
+        *(f"alter table span_store add column if not exists {name} {sql_type}"
+          for name, sql_type, _, _ in _SPAN_COLUMNS_V2),
+        "create or replace view spans as select * from span_store",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(con) -> int:
+    """Bring a DuckDB connection's schema to SCHEMA_VERSION; return the version it was at."""
+    con.execute("create table if not exists schema_version (version INTEGER)")
+    row = con.execute("select max(version) from schema_version").fetchone()
+    current = row[0] or 0
+    if current > SCHEMA_VERSION:
+        raise RuntimeError(f"database schema version {current} is newer than this agentsla "
+                           f"({SCHEMA_VERSION}); upgrade agentsla")
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        con.execute("begin transaction")
+        for statement in MIGRATIONS[version - 1]:
+            con.execute(statement)
+        con.execute("insert into schema_version values (?)", [version])
+        con.execute("commit")
+    return current

@@ -1,0 +1,347 @@
+"""TaskWriter: the only code that writes spans and tasks, one transaction per batch.
+
+Each batch: resolve every span's task (task.id of its trace, else the trace id), drop spans the
+task already holds (exporter retries), append the new spans as one Arrow table, and
+re-materialize every task the batch touched, all in one transaction, so that tasks are always
+consistent with spans, even after a crash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import duckdb
+import pyarrow as pa
+
+from agentsla.collector.store.idfilter import IdFilter
+from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
+from agentsla.collector.tasks.materialize import materialize_task
+from agentsla.config import TasksConfig
+
+Row = dict[str, Any]
+
+
+@dataclass
+class TaskState:
+    """Spans of one task held in memory, keyed by (trace_id, span_id); whether task_store has it."""
+
+    first_seen_ns: int
+    spans: dict[tuple[str, str], Row] = field(default_factory=dict)
+    stored: bool = True
+
+
+@dataclass
+class WriteResult:
+    """What one write stored: new spans, dropped duplicates, tasks re-materialized."""
+
+    accepted: int = 0
+    duplicates: int = 0
+    tasks: int = 0
+
+
+class TaskCache:
+    """Recently touched tasks, least recently used evicted first, bounded in spans."""
+
+    def __init__(self, max_spans: int) -> None:
+        self.max_spans = max_spans
+        self.span_count = 0
+        self._tasks: OrderedDict[str, TaskState] = OrderedDict()
+
+    def get(self, task_id: str) -> TaskState | None:
+        """Return a task's state and mark it recently used."""
+        state = self._tasks.get(task_id)
+        if state is not None:
+            self._tasks.move_to_end(task_id)
+        return state
+
+    def put(self, task_id: str, state: TaskState) -> None:
+        """Insert or replace a task's state."""
+        old = self._tasks.pop(task_id, None)
+        if old is not None:
+            self.span_count -= len(old.spans)
+        self._tasks[task_id] = state
+        self.span_count += len(state.spans)
+
+    def pop(self, task_id: str) -> TaskState | None:
+        """Remove a task's state."""
+        state = self._tasks.pop(task_id, None)
+        if state is not None:
+            self.span_count -= len(state.spans)
+        return state
+
+    def grew(self, added: int) -> None:
+        """Account for spans added to a cached state in place."""
+        self.span_count += added
+
+    def __iter__(self):
+        return iter(self._tasks)
+
+    def evict(self, keep: Iterable[str] = ()) -> list[str]:
+        """Drop least recently used tasks until within the span bound; return their ids."""
+        keep = set(keep)
+        evicted: list[str] = []
+        for task_id in list(self._tasks):
+            if self.span_count <= self.max_spans:
+                break
+            if task_id not in keep:
+                self.pop(task_id)
+                evicted.append(task_id)
+        return evicted
+
+
+class TaskWriter:
+    """Writes span batches and keeps the `tasks` table current, in one transaction per batch."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, config: TasksConfig) -> None:
+        self.con = con
+        self.config = config
+        self.cache = TaskCache(config.task_cache_spans)
+        self._trace_task: OrderedDict[str, str] = OrderedDict()
+        # Task and trace ids the database may hold although memory does not: looked up in
+        # DuckDB; any other id is certainly new. Assumes this writer is the file's only writer.
+        self._offloaded = IdFilter()
+        self._remember_stored_ids()
+
+    def write(self, rows: list[Row], now_ns: int | None = None) -> WriteResult:
+        """Store a batch of normalized span rows and re-materialize the tasks they touch."""
+        now_ns = now_ns or time.time_ns()
+        self.con.execute("begin transaction")
+        try:
+            result = self._write(rows, now_ns)
+            self.con.execute("commit")
+        except BaseException:
+            self.con.execute("rollback")
+            self._forget_memory()
+            raise
+        return result
+
+    def sweep_lost(self, now_ns: int | None = None) -> int:
+        """Re-materialize unfinished tasks whose lost deadline passed; return how many."""
+        now_ns = now_ns or time.time_ns()
+        due = [r[0] for r in self.con.execute(
+            """
+            select task_id
+            from task_store
+            where not finished
+              and first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+                  + $grace_ns <= $now
+            """,
+            {"default_ms": self.config.default_budget * 1000.0,
+             "grace_ns": int(self.config.lost_grace * 1e9), "now": now_ns},
+        ).fetchall()]
+        if not due:
+            return 0
+        self.con.execute("begin transaction")
+        try:
+            states = self._load_tasks(due)
+            self._upsert_tasks({t: states[t] for t in due if t in states}, now_ns)
+            self.con.execute("commit")
+        except BaseException:
+            self.con.execute("rollback")
+            self._forget_memory()
+            raise
+        return len(due)
+
+    def delete_before(self, cutoff_ns: int) -> int:
+        """Delete finished tasks that ended before the cutoff, with their spans; return count."""
+        self.con.execute("begin transaction")
+        try:
+            old = [r[0] for r in self.con.execute(
+                "select task_id from task_store where finished and end_ns < ?", [cutoff_ns]
+            ).fetchall()]
+            if old:
+                self._register_ids("old_tasks", old)
+                self.con.execute("delete from span_store where task_id in (select id from old_tasks)")
+                self.con.execute("delete from trace_task where task_id in (select id from old_tasks)")
+                self.con.execute("delete from task_store where task_id in (select id from old_tasks)")
+                self.con.unregister("old_tasks")
+            self.con.execute("commit")
+        except BaseException:
+            self.con.execute("rollback")
+            raise
+        for task_id in old:
+            self.cache.pop(task_id)
+        if old:  # forget the deleted traces only: the rest of memory still matches the database
+            gone = set(old)
+            self._trace_task = OrderedDict(
+                (trace, task) for trace, task in self._trace_task.items() if task not in gone)
+        return len(old)
+
+    def _remember_stored_ids(self) -> None:
+        """Note every task and trace id stored before this writer: memory knows the others."""
+        cursor = self.con.cursor()  # leaves any pending result of the caller's connection alone
+        try:
+            for sql in ("select task_id from task_store", "select trace_id from trace_task"):
+                for chunk in cursor.sql(sql).to_arrow_table().column(0).chunks:
+                    self._offloaded.update(chunk.to_pylist())
+        finally:
+            cursor.close()
+
+    # -- one batch ---------------------------------------------------------------------------
+
+    def _write(self, rows: list[Row], now_ns: int) -> WriteResult:
+        task_of_trace, rekeys = self._resolve_tasks(rows)
+        self._apply_rekeys(rekeys, now_ns)
+        by_task: dict[str, list[Row]] = {}
+        for row in rows:
+            row["task_id"] = task_of_trace[row["trace_id"]]
+            by_task.setdefault(row["task_id"], []).append(row)
+        states = self._load_tasks(list(by_task), now_ns)
+        new_rows = self._add_new_spans(by_task, states)
+        if new_rows:
+            self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
+        self._record_traces(task_of_trace)
+        self._upsert_tasks(states, now_ns)
+        self._offloaded.update(self.cache.evict(keep=states))
+        return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
+
+    def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+        """Map each trace in the batch to its task; list traces whose task id changes."""
+        declared: dict[str, str] = {}
+        for row in rows:
+            if row["task_id"] and row["trace_id"] not in declared:
+                declared[row["trace_id"]] = row["task_id"]
+        traces = {row["trace_id"] for row in rows}
+        known = self._known_trace_tasks(traces)
+        mapping: dict[str, str] = {}
+        rekeys: dict[str, tuple[str, str]] = {}
+        for trace_id in traces:
+            before = known.get(trace_id)
+            wanted = declared.get(trace_id)
+            # A trace first seen without task.id was keyed by its trace id; when task.id arrives
+            # (often on the root, which ends last) the trace moves to the declared task. A trace
+            # already keyed by a declared task.id keeps it: the first declaration wins.
+            if before is not None and wanted and before == trace_id and wanted != trace_id:
+                rekeys[trace_id] = (before, wanted)
+                mapping[trace_id] = wanted
+            else:
+                mapping[trace_id] = before or wanted or trace_id
+        return mapping, rekeys
+
+    def _known_trace_tasks(self, traces: set[str]) -> dict[str, str]:
+        """Return the stored task of each trace that has one, from memory or the database."""
+        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
+        missing = [t for t in traces if t not in known and t in self._offloaded]
+        if missing:
+            self._register_ids("lookup_traces", missing)
+            found = self.con.execute(
+                "select trace_id, task_id from trace_task "
+                "where trace_id in (select id from lookup_traces)").fetchall()
+            self.con.unregister("lookup_traces")
+            known.update(found)
+            self._trace_task.update(found)  # memory holds stored mappings only
+        return known
+
+    def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int) -> None:
+        """Move traces from their provisional (trace id) task to the declared task."""
+        for trace_id, (old_task, new_task) in rekeys.items():
+            old_state = self._load_tasks([old_task], now_ns)[old_task]
+            self.cache.pop(old_task)
+            self.con.execute("update span_store set task_id = ? where task_id = ? and trace_id = ?",
+                             [new_task, old_task, trace_id])
+            self.con.execute("delete from task_store where task_id = ?", [old_task])
+            self.con.execute("update trace_task set task_id = ? where trace_id = ?",
+                             [new_task, trace_id])
+            self._trace_task[trace_id] = new_task
+            moved = {k: {**r, "task_id": new_task} for k, r in old_state.spans.items()}
+            target = self._load_tasks([new_task], now_ns)[new_task]
+            target.first_seen_ns = min(target.first_seen_ns, old_state.first_seen_ns)
+            target.spans.update({k: r for k, r in moved.items() if k not in target.spans})
+            self.cache.put(new_task, target)
+
+    def _load_tasks(self, task_ids: list[str], now_ns: int | None = None) -> dict[str, TaskState]:
+        """Return the state of each task: from memory, else from the database, else new."""
+        states = {t: s for t in task_ids if (s := self.cache.get(t)) is not None}
+        missing = [t for t in task_ids if t not in states and t in self._offloaded]
+        if missing:
+            states.update(self._read_tasks(missing))
+        for task_id in task_ids:
+            if task_id not in states and now_ns is not None:
+                states[task_id] = TaskState(first_seen_ns=now_ns, stored=False)
+            if task_id in states:
+                self.cache.put(task_id, states[task_id])
+        return states
+
+    def _read_tasks(self, task_ids: list[str]) -> dict[str, TaskState]:
+        self._register_ids("lookup_tasks", task_ids)
+        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in self.con.execute(
+            "select task_id, first_seen_ns from task_store "
+            "where task_id in (select id from lookup_tasks)").fetchall()}
+        if states:
+            spans = self.con.sql(
+                "select * from span_store where task_id in (select id from lookup_tasks)"
+            ).to_arrow_table().to_pylist()
+            for span in spans:
+                states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
+        self.con.unregister("lookup_tasks")
+        return states
+
+    def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
+        new_rows: list[Row] = []
+        for task_id, task_rows in by_task.items():
+            state = states[task_id]
+            before = len(state.spans)
+            for row in task_rows:
+                key = (row["trace_id"], row["span_id"])
+                if key not in state.spans:
+                    state.spans[key] = row
+                    new_rows.append(row)
+            self.cache.grew(len(state.spans) - before)
+        return new_rows
+
+    def _record_traces(self, task_of_trace: dict[str, str]) -> None:
+        """Store the traces new to the database; known ones are stored already (rekeys too)."""
+        fresh = [t for t in task_of_trace if t not in self._trace_task]
+        if fresh:
+            table = pa.table({"trace_id": pa.array(fresh, pa.string()),
+                              "task_id": pa.array([task_of_trace[t] for t in fresh], pa.string())})
+            self.con.register("fresh_traces", table)
+            # A plain insert: a primary-key upsert costs several times more in DuckDB.
+            self.con.execute("insert into trace_task select * from fresh_traces")
+            self.con.unregister("fresh_traces")
+        for trace_id, task_id in task_of_trace.items():
+            self._trace_task[trace_id] = task_id
+            self._trace_task.move_to_end(trace_id)
+        while len(self._trace_task) > max(1000, self.config.task_cache_spans // 4):
+            self._offloaded.add(self._trace_task.popitem(last=False)[0])
+
+    def _upsert_tasks(self, states: dict[str, TaskState], now_ns: int) -> None:
+        """Materialize the tasks; insert the new ones, replace those task_store holds."""
+        new: list[Row] = []
+        stored: list[Row] = []
+        for task_id, state in states.items():
+            if state.spans:
+                (stored if state.stored else new).append(materialize_task(
+                    task_id, list(state.spans.values()), self.config, now_ns,
+                    state.first_seen_ns))
+                state.stored = True
+        # A primary-key upsert costs several times a plain insert: only stored tasks need it.
+        self._store_tasks(new, "insert")
+        self._store_tasks(stored, "insert or replace")
+
+    def _store_tasks(self, rows: list[Row], verb: str) -> None:
+        if rows:
+            table = pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
+            self.con.register("task_batch", table)
+            self.con.execute(f"{verb} into task_store select "
+                             f"{', '.join(TASK_COLUMN_NAMES)} from task_batch")
+            self.con.unregister("task_batch")
+
+    def _append(self, table: str, data: pa.Table) -> None:
+        self.con.register("span_batch", data)
+        self.con.execute(f"insert into {table} select * from span_batch")
+        self.con.unregister("span_batch")
+
+    def _register_ids(self, name: str, ids: list[str]) -> None:
+        self.con.register(name, pa.table({"id": pa.array(ids, pa.string())}))
+
+    def _forget_memory(self) -> None:
+        """After a rollback, memory may hold spans the database does not: start afresh."""
+        self._offloaded.update(self.cache)  # whatever memory knew may be stored: look it up
+        self._offloaded.update(self._trace_task)
+        self.cache = TaskCache(self.config.task_cache_spans)
+        self._trace_task.clear()
+

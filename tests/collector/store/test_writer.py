@@ -1,0 +1,128 @@
+"""TaskWriter: task resolution per trace, duplicates, late spans, restarts, lost tasks, retention."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentsla.collector.store.database import open_store
+from agentsla.collector.store.writer import TaskWriter
+from agentsla.config import load_config
+from spanfactory import BASE_NS, make_span, ms
+
+TRACE_A = "a" * 32
+TRACE_B = "b" * 32
+
+
+@pytest.fixture
+def con(tmp_path: Path):
+    connection = open_store(tmp_path / "db.duckdb")
+    yield connection
+    connection.close()
+
+
+def tasks_config(**changes):
+    return replace(load_config().tasks, **changes)
+
+
+def task_rows(con) -> dict[str, dict]:
+    cur = con.execute("select * from tasks")
+    names = [d[0] for d in cur.description]
+    return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+
+
+def span_task_ids(con) -> dict[str, str]:
+    return dict(con.execute("select span_id, task_id from spans").fetchall())
+
+
+def agent_task(trace_id: str = TRACE_A, task_id: str | None = "task-1") -> list[dict]:
+    """A gateway root declaring task.id, with an agent and a model call below it."""
+    root = make_span(trace_id=trace_id, span_id=trace_id[:15] + "1", hop_kind="gateway",
+                     start_ms=0, end_ms=900, http_status=200, task_type="chat")
+    root["task_id"] = task_id
+    agent = make_span(span_id=trace_id[:15] + "2", parent=root, hop_kind="agent",
+                      start_ms=5, end_ms=880)
+    model = make_span(span_id=trace_id[:15] + "3", parent=agent, hop_kind="model",
+                      model="gpt-4o", start_ms=10, end_ms=800, input_tokens=100)
+    return [root, agent, model]
+
+
+def test_children_first_then_root_moves_trace_to_declared_task(con) -> None:
+    root, agent, model = agent_task()
+    writer = TaskWriter(con, tasks_config())
+    writer.write([agent, model], now_ns=BASE_NS)
+    assert set(task_rows(con)) == {TRACE_A}  # provisional: keyed by the trace id
+    writer.write([root], now_ns=BASE_NS + 10**9)
+    tasks = task_rows(con)
+    assert set(tasks) == {"task-1"}
+    assert tasks["task-1"]["span_count"] == 3
+    assert tasks["task-1"]["outcome"] == "success"
+    assert tasks["task-1"]["first_seen_ns"] == BASE_NS  # the earliest arrival is kept
+    assert set(span_task_ids(con).values()) == {"task-1"}
+
+
+def test_duplicate_spans_are_stored_once(con) -> None:
+    writer = TaskWriter(con, tasks_config())
+    first = writer.write(agent_task(), now_ns=BASE_NS)
+    again = writer.write(agent_task(), now_ns=BASE_NS)
+    assert (first.accepted, first.duplicates) == (3, 0)
+    assert (again.accepted, again.duplicates) == (0, 3)
+    assert con.execute("select count(*) from spans").fetchone()[0] == 3
+
+
+def test_late_span_after_restart_rematerializes_from_the_database(con) -> None:
+    TaskWriter(con, tasks_config()).write(agent_task(), now_ns=BASE_NS)
+    late = make_span(trace_id=TRACE_A, span_id="late", parent=TRACE_A[:15] + "2",
+                     hop_kind="tool", tool="search", start_ms=850, end_ms=1200,
+                     error_type="timeout")
+    restarted = TaskWriter(con, tasks_config())  # empty memory, as after a restart
+    result = restarted.write([late], now_ns=BASE_NS + 2 * 10**9)
+    assert result.accepted == 1
+    task = task_rows(con)["task-1"]
+    assert task["span_count"] == 4 and task["tool_calls"] == 1
+    assert span_task_ids(con)["late"] == "task-1"
+
+
+def test_two_traces_declaring_one_task_make_one_task(con) -> None:
+    writer = TaskWriter(con, tasks_config())
+    worker = make_span(trace_id=TRACE_B, span_id="w1", hop_kind="agent", start_ms=20, end_ms=500)
+    worker["task_id"] = "task-1"
+    writer.write(agent_task(), now_ns=BASE_NS)
+    writer.write([worker], now_ns=BASE_NS)
+    tasks = task_rows(con)
+    assert set(tasks) == {"task-1"}
+    assert tasks["task-1"]["span_count"] == 4
+
+
+def test_task_without_root_is_declared_lost_after_budget_and_grace(con) -> None:
+    writer = TaskWriter(con, tasks_config(default_budget=10.0, lost_grace=5.0))
+    _, agent, model = agent_task(task_id=None)
+    writer.write([agent, model], now_ns=BASE_NS)
+    assert writer.sweep_lost(now_ns=BASE_NS + 14 * 10**9) == 0
+    assert task_rows(con)[TRACE_A]["outcome"] == "in_progress"
+    assert writer.sweep_lost(now_ns=BASE_NS + 15 * 10**9) == 1
+    task = task_rows(con)[TRACE_A]
+    assert task["outcome"] == "lost" and task["finished"]
+    assert task["end_ns"] == BASE_NS + 15 * 10**9
+
+
+def test_tiny_cache_still_materializes_correctly(con) -> None:
+    writer = TaskWriter(con, tasks_config(task_cache_spans=1))
+    rows = agent_task()
+    for row in rows:  # one span per batch: every batch evicts and reloads
+        writer.write([row], now_ns=BASE_NS)
+    task = task_rows(con)["task-1"]
+    assert task["span_count"] == 3 and task["model_calls"] == 1
+
+
+def test_retention_deletes_finished_tasks_and_their_spans(con) -> None:
+    writer = TaskWriter(con, tasks_config())
+    writer.write(agent_task(), now_ns=BASE_NS)
+    writer.write(agent_task(TRACE_B, "task-2"), now_ns=BASE_NS)
+    assert writer.delete_before(ms(950)) == 2
+    assert task_rows(con) == {}
+    assert con.execute("select count(*) from spans").fetchone()[0] == 0
+    writer.write(agent_task(), now_ns=BASE_NS)  # a re-sent task is stored afresh
+    assert set(task_rows(con)) == {"task-1"}
