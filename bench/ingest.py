@@ -29,8 +29,8 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from serverproc import ServerProcess  # noqa: E402
 
-from agentsla.collector._decode import decode_body  # noqa: E402
-from agentsla.collector.normalize import normalize_request  # noqa: E402
+from agentsla.collector.receivers.decode import decode_body  # noqa: E402
+from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
 
 SPANS_PER_TASK = 10

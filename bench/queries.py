@@ -55,8 +55,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from serverproc import ServerProcess  # noqa: E402
 
-from agentsla.collector.schema import SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES  # noqa: E402
-from agentsla.collector.store import open_store  # noqa: E402
+from agentsla.collector.store.schema import SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES  # noqa: E402
+from agentsla.collector.store.database import open_store  # noqa: E402
 
 NS = 1_000_000_000
 DAY_NS = 86_400 * NS
@@ -507,7 +507,7 @@ def serve_api(data_dir: Path, port: int) -> None:
     import uvicorn
 
     from agentsla.config import load_config
-    from agentsla.queries.api import create_api_app
+    from agentsla.api.app import create_api_app
 
     con = open_store(data_dir / "agentsla.duckdb")
     app = create_api_app(con.cursor, load_config(), lambda: {})
