@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from agentsla import yamlsrc
 from agentsla.config import parse_duration
 from agentsla.errors import PermanentError
+from agentsla.yamlsrc import SourceDict, SourceList
 
 RULES = {
     "missing_timeout": "every hop has a timeout",
@@ -284,112 +284,74 @@ def report(chain: Chain, violations: list[Violation]) -> dict:
 
 # -- the file --------------------------------------------------------------------------------
 
-class _Map(dict):
-    """A YAML mapping remembering where it and each of its values start."""
+class _Problem(Exception):
+    """A mistake at (line, column) of the chain file; parse_chain adds the file's name."""
 
-    mark: Any = None
-    marks: dict
-    key_marks: dict
-
-
-class _List(list):
-    """A YAML sequence remembering where each item starts."""
-
-    mark: Any = None
-    marks: list
+    def __init__(self, place: tuple[int, int], message: str) -> None:
+        super().__init__(message)
+        self.place, self.message = place, message
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader keeping marks on mappings and sequences, refusing duplicate keys."""
+def _fail(place: tuple[int, int], message: str) -> _Problem:
+    return _Problem(place, message)
 
 
-def _construct_map(loader: _Loader, node: yaml.MappingNode) -> _Map:
-    loader.flatten_mapping(node)
-    result, result.mark, result.marks, result.key_marks = _Map(), node.start_mark, {}, {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if key in result:
-            raise ChainError(f"{_where(key_node.start_mark)}: duplicate key {key!r}")
-        result[key] = loader.construct_object(value_node, deep=True)
-        result.marks[key] = value_node.start_mark
-        result.key_marks[key] = key_node.start_mark
-    return result
-
-
-def _construct_list(loader: _Loader, node: yaml.SequenceNode) -> _List:
-    result = _List(loader.construct_object(n, deep=True) for n in node.value)
-    result.mark, result.marks = node.start_mark, [n.start_mark for n in node.value]
-    return result
-
-
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_map)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_list)
-
-
-def _where(mark) -> str:
-    return f"{mark.name}:{mark.line + 1}:{mark.column + 1}"
-
-
-def _fail(mark, message: str) -> ChainError:
-    return ChainError(f"{_where(mark)}: {message}")
-
-
-def _duration(entry: _Map, key: str) -> float | None:
+def _duration(entry: SourceDict, key: str) -> float | None:
     value = entry.get(key)
     if value in _NO_TIMEOUT or value == 0:
         return None
     try:
         return parse_duration(value) * 1000.0
     except ValueError as exc:
-        raise _fail(entry.marks[key], f"bad {key} {value!r}: {exc} (or none)") from None
+        raise _fail(entry.place_of(key), f"bad {key} {value!r}: {exc} (or none)") from None
 
 
-def _count(entry: _Map, key: str, default: int, least: int = 0) -> int:
+def _count(entry: SourceDict, key: str, default: int, least: int = 0) -> int:
     value = entry.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise _fail(entry.marks[key], f"bad {key} {value!r}: expected a whole number >= {least}")
+        raise _fail(entry.place_of(key), f"bad {key} {value!r}: expected a whole number >= {least}")
     return value
 
 
-def _number(entry: _Map, key: str, default: float) -> float:
+def _number(entry: SourceDict, key: str, default: float) -> float:
     value = entry.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-        raise _fail(entry.marks[key], f"bad {key} {value!r}: expected a number >= 1")
+        raise _fail(entry.place_of(key), f"bad {key} {value!r}: expected a number >= 1")
     return float(value)
 
 
-def _attempts(entry: _Map) -> int:
+def _attempts(entry: SourceDict) -> int:
     if "retries" in entry and "attempts" in entry:
-        raise _fail(entry.marks["attempts"], "give retries or attempts, not both "
+        raise _fail(entry.place_of("attempts"), "give retries or attempts, not both "
                     "(attempts = retries + 1)")
     if "attempts" in entry:
         return _count(entry, "attempts", 1, least=1)
     return _count(entry, "retries", 0) + 1
 
 
-def _retry_on(entry: _Map) -> tuple[str, ...]:
+def _retry_on(entry: SourceDict) -> tuple[str, ...]:
     value = entry.get("retry_on", [])
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _fail(entry.marks["retry_on"], "retry_on must be a list of error types such as "
+        raise _fail(entry.place_of("retry_on"), "retry_on must be a list of error types such as "
                     "[connection_error]")
     return tuple(value)
 
 
-def _hop(entry: Any, mark, default_calls: int) -> Hop:
-    if not isinstance(entry, _Map):
-        raise _fail(mark, "a hop must be a mapping with at least a name")
+def _hop(entry: Any, place: tuple[int, int], default_calls: int) -> Hop:
+    if not isinstance(entry, SourceDict):
+        raise _fail(place, "a hop must be a mapping with at least a name")
     unknown = sorted(set(entry) - _HOP_KEYS)
     if unknown:
-        raise _fail(entry.key_marks[unknown[0]], f"unknown key {unknown[0]!r}; expected one of "
+        raise _fail(entry.key_place(unknown[0]), f"unknown key {unknown[0]!r}; expected one of "
                     f"{', '.join(sorted(_HOP_KEYS))}")
     if not isinstance(entry.get("name"), str) or not entry["name"]:
-        raise _fail(entry.marks.get("name", entry.mark), "every hop needs a name")
+        raise _fail(entry.place_of("name"), "every hop needs a name")
     kind = entry.get("kind")
     attempts = _attempts(entry)
     return Hop(
-        name=entry["name"], line=entry.mark.line + 1, kind=kind,
+        name=entry["name"], line=entry.line, kind=kind,
         timeout_ms=_duration(entry, "timeout"), connect_ms=_duration(entry, "connect_timeout"),
         read_ms=_duration(entry, "read_timeout"), attempts=attempts, retry_on=_retry_on(entry),
         backoff_ms=_duration(entry, "backoff") or 0.0,
@@ -400,39 +362,40 @@ def _hop(entry: Any, mark, default_calls: int) -> Hop:
     )
 
 
-def _hops(doc: _Map, key: str, default_calls: int) -> tuple[Hop, ...]:
+def _hops(doc: SourceDict, key: str, default_calls: int) -> tuple[Hop, ...]:
     if key not in doc:
         return ()
     value = doc[key]
-    if not isinstance(value, _List):
-        raise _fail(doc.marks[key], f"{key} must be a list of hops")
-    return tuple(_hop(item, value.marks[i], default_calls) for i, item in enumerate(value))
+    if not isinstance(value, SourceList):
+        raise _fail(doc.place_of(key), f"{key} must be a list of hops")
+    return tuple(_hop(item, (value.lines[i], value.columns[i]), default_calls)
+                 for i, item in enumerate(value))
 
 
 def parse_chain(text: str, path: str = "<chain>") -> Chain:
     """Parse a chain file's text; raise ChainError naming the line of any mistake."""
     try:
-        loader = _Loader(text)
-        loader.name = path
-        try:
-            doc = loader.get_single_data()
-        finally:
-            loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise ChainError(f"{_where(mark)}: not valid YAML: {exc.problem}") from None
-    if not isinstance(doc, _Map):
+        return _chain(yamlsrc.load(text, path), path)
+    except yamlsrc.SourceError as exc:
+        raise ChainError(str(exc)) from None
+    except _Problem as exc:
+        line, column = exc.place
+        raise ChainError(f"{path}:{line}:{column}: {exc.message}") from None
+
+
+def _chain(doc: Any, path: str) -> Chain:
+    if not isinstance(doc, SourceDict):
         raise ChainError(f"{path}:1:1: expected a mapping with a `chain` list of hops")
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
-        raise _fail(doc.key_marks[unknown[0]], f"unknown key {unknown[0]!r}; expected chain, calls "
-                    "or max_agent_loops")
+        raise _fail(doc.key_place(unknown[0]), f"unknown key {unknown[0]!r}; expected chain, "
+                    "calls or max_agent_loops")
     if "chain" not in doc:
-        raise _fail(doc.mark, "missing `chain`: the hops from the outside in")
+        raise _fail((doc.line, doc.column), "missing `chain`: the hops from the outside in")
     loops = _count(doc, "max_agent_loops", 0, least=1) if "max_agent_loops" in doc else None
     chain = Chain(path, _hops(doc, "chain", 1), _hops(doc, "calls", loops or 1), loops)
     if not chain.chain:
-        raise _fail(doc.marks["chain"], "chain needs at least one hop")
+        raise _fail(doc.place_of("chain"), "chain needs at least one hop")
     return chain
 
 
