@@ -6,6 +6,7 @@ import asyncio
 import json
 from typing import Any, Awaitable, Callable, Mapping
 
+from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.propagators.textmap import default_getter
 from opentelemetry.trace import SpanKind
@@ -71,9 +72,15 @@ class BudgetMiddleware:
             return
         headers = _headers(scope)
         budget = self.budget_for(scope, headers)
-        ctx = with_budget(budget, propagate.extract(headers))
+        token = otel_context.attach(with_budget(budget, propagate.extract(headers)))
+        try:
+            await self._serve(scope, receive, send, budget)
+        finally:
+            otel_context.detach(token)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, budget: Budget) -> None:
         with self.tracer.start_as_current_span(
-                f"{scope['method']} {scope['path']}", context=ctx, kind=SpanKind.SERVER,
+                f"{scope['method']} {scope['path']}", kind=SpanKind.SERVER,
                 attributes={"hop.kind": "gateway", "hop.timeout_ms": round(budget.total_ms, 1),
                             "http.request.method": scope["method"], "url.path": scope["path"]},
                 record_exception=False, set_status_on_exception=False) as span:
