@@ -7,7 +7,7 @@ Alertmanager-shaped YAML file checked with line numbers by `agentsla alerts chec
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -18,7 +18,8 @@ from agentsla.alerts.notify.alertmanager import config as am_config
 from agentsla.alerts.notify.receivers import ReceiverConfig, parse_receivers
 from agentsla.alerts.notify.retry import Retrier
 from agentsla.alerts.routing.route import Route, parse_route
-from agentsla.alerts.rules.groups import RuleGroup, default_rule_groups, load_rule_file, slo_rule_group
+from agentsla.alerts.rules.groups import (RuleGroup, default_rule_groups, load_rule_file,
+                                          slo_inhibit_rules, slo_rule_group)
 from agentsla.yamlsrc import SourceError
 from agentsla.config import Config, parse_duration
 
@@ -31,6 +32,8 @@ KEYS: dict[str, tuple[Any, str]] = {
     "default_rules": (True, "load the default rule pack (alerts/default_rules.yaml)"),
     "slo_rules": (True, "generate multi-window burn-rate rules from `slos:`"),
     "slo_min_tasks": (10, "min_tasks of the generated SLO rules"),
+    "slo_inhibit": (True, "a firing burn-rate rule mutes the slower ones of the same SLO "
+                          "(P0 mutes P1 and P2): one burn shows once, at its highest tier"),
     "rule_files": ([], "rule files to load (relative paths resolve against the working directory)"),
     "routing_file": (None, "a file holding route, receivers and inhibit_rules"),
     "route": (None, "the route tree (Alertmanager shape); default: everything to `default`"),
@@ -123,7 +126,7 @@ def parse_alerts_config(raw: Mapping[str, Any] | None, base_dir: Path | None = N
     for key in raw:
         if key not in KEYS:
             raise _err(key, f"unknown key; expected one of {', '.join(sorted(KEYS))}")
-    for key in ("enabled", "default_rules", "slo_rules"):
+    for key in ("enabled", "default_rules", "slo_rules", "slo_inhibit"):
         if not isinstance(raw.get(key, True), bool):
             raise _err(key, f"{raw[key]!r} must be true or false")
     files = raw.get("rule_files") or []
@@ -138,6 +141,10 @@ def parse_alerts_config(raw: Mapping[str, Any] | None, base_dir: Path | None = N
         routing = load_routing_file(resolve(str(raw["routing_file"])))
     else:
         routing = parse_routing({k: raw.get(k) for k in ROUTING_KEYS}, "config alerts")
+    if raw.get("slo_rules", True) and raw.get("slo_inhibit", True):
+        # The generated rules bring their inhibitions, beside the default or the user's rules.
+        routing = replace(routing, inhibit_rules=routing.inhibit_rules + parse_inhibit_rules(
+            slo_inhibit_rules(), "generated from slos"))
     ams = raw.get("alertmanagers") or []
     if not isinstance(ams, list):
         raise _err("alertmanagers", "must be a list of {url, timeout}")

@@ -91,7 +91,8 @@ class AlertService:
                                          self.settings.alertmanager_resend_delay_s,
                                          self.settings.evaluation_interval_s)
         self.incidents = IncidentTracker(IncidentStore(self.store), self.settings.incidents,
-                                         config, _rule_windows(self.evaluator))
+                                         config, _rule_windows(self.evaluator),
+                                         inhibitor=self.inhibitor)
         self._tasks: list[asyncio.Task] = []
         self._last_prune = 0.0
 

@@ -70,11 +70,12 @@ class IncidentTracker:
     """Open, join, resolve incidents from the alerts of each round; record ack and notes."""
 
     def __init__(self, store: IncidentStore, settings: IncidentSettings, config=None,
-                 rule_windows: Mapping[str, float] | None = None) -> None:
+                 rule_windows: Mapping[str, float] | None = None, inhibitor=None) -> None:
         from agentsla.alerts.incidents.signals import Signals
 
         self.store, self.settings, self.config = store, settings, config
         self.rule_windows = dict(rule_windows or {})
+        self.inhibitor = inhibitor  # a Muter: an inhibited alert is not a detection of its own
         self.signals = Signals(store, settings, config)
 
     # --- the round -------------------------------------------------------------------------
@@ -90,7 +91,8 @@ class IncidentTracker:
 
     def _observe(self, now: float, alerts: list[Alert], query: Any) -> None:
         cur = getattr(query, "cur", None)
-        firing = sorted((a for a in alerts if a.state == State.FIRING),
+        firing = sorted((a for a in alerts if a.state == State.FIRING
+                         and not (self.inhibitor and self.inhibitor.mutes(a.labels, now))),
                         key=lambda a: (a.fired_at or now, a.fingerprint))
         for alert in firing:
             self._place(alert, now, cur)

@@ -249,7 +249,8 @@ def _slo_rule(slo: SloObjective, explicit: list[str], factor: float, long_s: flo
     windows = f"{_human(long_s)}/{_human(short_s)}"
     return Rule(
         name="SLOErrorBudgetBurn", expr=parse(text), min_tasks=min_tasks,
-        labels={"severity": tier, "slo_window": windows, "burn_factor": f"{factor:g}"},
+        labels={"severity": tier, "slo": slo.task_type, "slo_window": windows,
+                "burn_factor": f"{factor:g}"},
         annotations={
             "summary": "{{ $labels.task_type }} tasks burn the error budget "
                        "{{ $value | humanize }}x (over " f"{factor:g}x in {windows})",
@@ -258,6 +259,19 @@ def _slo_rule(slo: SloObjective, explicit: list[str], factor: float, long_s: flo
                            f"{_human(slo.period / factor)}.",
         },
         group="slo-burn-rate", source="generated from slos")
+
+
+def slo_inhibit_rules() -> list[dict]:
+    """Build the inhibit rules that show one SLO burn once, at its fastest firing window.
+
+    Each burn factor mutes the slower ones (so P0 mutes P1 and P2, P1 mutes P2, and the 1h P0
+    mutes the 6h P0) of the same SLO and task type, whatever the rules' windows scale to.
+    """
+    factors = [f"{factor:g}" for factor, *_ in BURN_RATE_TIERS]
+    name = 'alertname="SLOErrorBudgetBurn"'
+    return [{"source_matchers": [name, f'burn_factor="{fast}"'],
+             "target_matchers": [name, f'burn_factor="{slow}"'], "equal": ["slo", "task_type"]}
+            for i, fast in enumerate(factors) for slow in factors[i + 1:]]
 
 
 def _secs(seconds: float) -> str:
