@@ -3,11 +3,12 @@
 A span belongs to the window holding its end (`end_ns`), like a task: a call is counted when it
 completes, with its latency and outcome known.
 
-Attempts and logical calls: sibling spans of one hop (same trace, parent, hop kind and name)
-numbered by `retry.attempt` are attempts of one logical call. A sibling group holds as many
-logical calls as it has first attempts (`retry_attempt` null or 0), and at least one: an agent
-loop calling the same model five times makes five logical calls, a call retried twice makes one
-logical call of three attempts.
+Attempts and logical calls: materialization gives every span its logical call (`call_id`) by
+the one definition in docs/tasks.md (Attempts), numbered or not: a call retried twice makes one
+logical call of three attempts, an agent loop calling the same model five times makes five.
+Spans not materialized yet (`call_id` null: stored before migration 2, or by another tool) fall
+back to their declared numbers: a sibling group holds as many such calls as it has first
+attempts (`retry_attempt` null or 0), and at least one.
 
 The series (`hop_series`) buckets the same spans by their end, buckets starting at the window
 start every `step_ns` as in queries.sla, and keeps only the busiest hops of the window.
@@ -40,8 +41,11 @@ sibling_calls as (
     -- one row per (trace, parent, hop): its attempts and how many logical calls they make
     select
         hop_kind, hop_name,
-        count(*) as attempts,
-        greatest(count(*) filter (where coalesce(retry_attempt, 0) = 0), 1) as logical_calls
+        count(distinct call_id)
+        + case when count(*) filter (where call_id is null) > 0
+               then greatest(count(*) filter (
+                        where call_id is null and coalesce(retry_attempt, 0) = 0), 1)
+               else 0 end as logical_calls
     from window_spans
     group by trace_id, coalesce(parent_span_id, span_id), hop_kind, hop_name
 ),

@@ -11,14 +11,14 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable
 
 import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.idfilter import IdFilter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
-from agentsla.collector.tasks.materialize import materialize_task
+from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
 Row = dict[str, Any]
@@ -191,10 +191,11 @@ class TaskWriter:
             by_task.setdefault(row["task_id"], []).append(row)
         states = self._load_tasks(list(by_task), now_ns)
         new_rows = self._add_new_spans(by_task, states)
+        self._record_traces(task_of_trace)
+        # Materialize before the insert: it numbers the new spans' logical calls and attempts.
+        self._upsert_tasks(states, now_ns, unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
-        self._record_traces(task_of_trace)
-        self._upsert_tasks(states, now_ns)
         self._offloaded.update(self.cache.evict(keep=states))
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
@@ -308,19 +309,41 @@ class TaskWriter:
         while len(self._trace_task) > max(1000, self.config.task_cache_spans // 4):
             self._offloaded.add(self._trace_task.popitem(last=False)[0])
 
-    def _upsert_tasks(self, states: dict[str, TaskState], now_ns: int) -> None:
+    def _upsert_tasks(self, states: dict[str, TaskState], now_ns: int,
+                      unsaved: AbstractSet[tuple[str, str]] = frozenset()) -> None:
         """Materialize the tasks; insert the new ones, replace those task_store holds."""
         new: list[Row] = []
         stored: list[Row] = []
+        renumbered: list[Row] = []
         for task_id, state in states.items():
             if state.spans:
-                (stored if state.stored else new).append(materialize_task(
-                    task_id, list(state.spans.values()), self.config, now_ns,
-                    state.first_seen_ns))
+                done = materialize(task_id, list(state.spans.values()), self.config, now_ns,
+                                   state.first_seen_ns)
+                (stored if state.stored else new).append(done.row)
+                renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored = True
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
         self._store_tasks(new, "insert")
         self._store_tasks(stored, "insert or replace")
+        self._update_calls(renumbered)
+
+    def _update_calls(self, spans: list[Row]) -> None:
+        """Store the calls and attempts a late span changed on spans already stored (rare)."""
+        if not spans:
+            return
+        self.con.register("call_updates", pa.table({
+            "trace_id": pa.array([s["trace_id"] for s in spans], pa.string()),
+            "span_id": pa.array([s["span_id"] for s in spans], pa.string()),
+            "call_id": pa.array([s["call_id"] for s in spans], pa.string()),
+            "attempt": pa.array([s["attempt"] for s in spans], pa.int32())}))
+        # The start range is a constant filter DuckDB checks against its zone maps, so the
+        # scan skips row groups of other times instead of joining the whole table.
+        self.con.execute(
+            "update span_store set call_id = u.call_id, attempt = u.attempt from call_updates u "
+            "where span_store.start_ns between $lo and $hi "
+            "and span_store.trace_id = u.trace_id and span_store.span_id = u.span_id",
+            {"lo": min(s["start_ns"] for s in spans), "hi": max(s["start_ns"] for s in spans)})
+        self.con.unregister("call_updates")
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
         if rows:
@@ -345,3 +368,14 @@ class TaskWriter:
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
 
+def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],
+               unsaved: AbstractSet[tuple[str, str]]) -> list[Row]:
+    """Set each span's call_id and attempt; return the stored spans whose values changed."""
+    changed: list[Row] = []
+    for key, (call_id, attempt) in calls.items():
+        span = spans[key]
+        if span.get("call_id") != call_id or span.get("attempt") != attempt:
+            span["call_id"], span["attempt"] = call_id, attempt
+            if key not in unsaved:
+                changed.append(span)
+    return changed

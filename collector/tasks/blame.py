@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from .tree import Key, Span, SpanTree, end_of, has_parent_id, is_hop, start_of
+from .attempts import Call, logical_calls, number_calls
+from .tree import Key, Span, SpanTree, end_of, is_hop, span_failed, start_of
 
 NO_BLAME: dict[str, Any] = {"ffh_kind": None, "ffh_name": None, "ffh_reason": None,
                             "ffh_span_id": None, "ffh_detail_span_id": None}
-
-
-def span_failed(span: Span) -> bool:
-    """Tell whether a span failed: ERROR status, an error type, or HTTP status >= 500."""
-    return (bool(span.get("is_error")) or span.get("status_code") == "error"
-            or span.get("error_type") is not None or (span.get("http_status") or 0) >= 500)
 
 
 def failure_reason(span: Span) -> str:
@@ -47,65 +41,27 @@ class Blame:
 
 @dataclass(frozen=True)
 class Attempts:
-    """Attempt bookkeeping: failed attempts a later attempt recovered, and retry spans."""
+    """Attempt bookkeeping: each span's call and attempt, recovered failures, and retries."""
 
+    calls: dict[Key, Call]
     recovered: frozenset[Key]
     retries: frozenset[Key]
 
 
-def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
-    # Siblings of the same hop (kind and name) under the same parent id, in start order; the
-    # parent id is taken as declared, so orphaned retries still group.
-    runs: dict[tuple, list[Key]] = defaultdict(list)
-    for key in tree.order:
-        span = tree.spans[key]
-        if has_parent_id(span) and is_hop(span) and span.get("hop_name") is not None:
-            run = (span.get("trace_id"), span.get("parent_span_id"), span.get("hop_kind"),
-                   span.get("hop_name"))
-            runs[run].append(key)
-    for keys in runs.values():
-        keys.sort(key=lambda k: (start_of(tree.spans[k]), tree.spans[k].get("retry_attempt") or 0))
-    return list(runs.values())
-
-
-def _continues_call(span: Span, previous: Span) -> bool:
-    # retry.attempt 0 starts a new logical call and > 0 continues one; without numbering, a
-    # repeat right after a failure is a retry, and a repeat after a success is a new call (an
-    # agent loop calling the same model again).
-    attempt = span.get("retry_attempt")
-    if attempt is not None:
-        return attempt > 0
-    return span_failed(previous)
-
-
-def _logical_calls(tree: SpanTree) -> list[list[Key]]:
-    """Split sibling runs of one hop into logical calls, each a list of its attempts."""
-    calls: list[list[Key]] = []
-    for keys in _sibling_runs(tree):
-        current = [keys[0]]
-        for previous, key in zip(keys, keys[1:]):
-            if _continues_call(tree.spans[key], tree.spans[previous]):
-                current.append(key)
-            else:
-                calls.append(current)
-                current = [key]
-        calls.append(current)
-    return calls
-
-
 def classify_attempts(tree: SpanTree) -> Attempts:
-    """Find failed attempts a later attempt of the same call recovered, and the retries."""
+    """Number the logical calls; find failed attempts a later attempt of the same call recovered."""
+    calls = logical_calls(tree)
     recovered: set[Key] = set()
-    retries = {k for k in tree.order if (tree.spans[k].get("retry_attempt") or 0) > 0}
-    for attempts in _logical_calls(tree):
-        retries.update(attempts[1:])
+    for attempts in calls:
         later_ok = False
         for key in reversed(attempts):
             failed = span_failed(tree.spans[key])
             if failed and later_ok:
                 recovered.add(key)
             later_ok = later_ok or not failed
-    return Attempts(frozenset(recovered), frozenset(retries))
+    numbered = number_calls(tree, calls)
+    retries = frozenset(k for k, (_, attempt) in numbered.items() if attempt > 0)
+    return Attempts(numbered, frozenset(recovered), retries)
 
 
 def _absorbed(tree: SpanTree, recovered: frozenset[Key]) -> set[Key]:

@@ -1,27 +1,44 @@
 """Task materialization: one task row from all the span rows of one task, as a pure function.
 
-The writer calls `materialize_task` for every task a commit touched, and `lost_deadline_ns` to
-know when an unfinished task becomes `lost`. The rules and the reasons behind them are in
+The writer calls `materialize` for every task a commit touched (the task row, and each span's
+logical call and attempt number to store with it), and `lost_deadline_ns` to know when an
+unfinished task becomes `lost`. The rules and the reasons behind them are in
 docs/tasks.md; the first-failing-hop walk lives in `_blame.py`, the span tree in `_spantree.py`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from agentsla.config import TasksConfig
 from agentsla.contract import BLAMED_OUTCOMES, DECLARABLE_OUTCOMES
 
+from .attempts import Call
 from .blame import NO_BLAME, Attempts, Blame, classify_attempts, find_blame, span_failed
-from .tree import Span, SpanTree, build_tree, end_of, start_of
+from .tree import Key, Span, SpanTree, build_tree, end_of, start_of
 from agentsla.collector.store.schema import TASK_COLUMN_NAMES
 
-__all__ = ["materialize_task", "lost_deadline_ns"]
+__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns"]
+
+
+@dataclass(frozen=True)
+class Materialized:
+    """A task row, and each span's (call_id, attempt) keyed by (trace_id, span_id)."""
+
+    row: dict[str, Any]
+    calls: dict[Key, Call]
 
 
 def materialize_task(task_id: str, spans: Sequence[Mapping[str, Any]], config: TasksConfig,
                      now_ns: int, first_seen_ns: int) -> dict[str, Any]:
     """Build the task row (keys: TASK_COLUMN_NAMES) from every span of one task."""
+    return materialize(task_id, spans, config, now_ns, first_seen_ns).row
+
+
+def materialize(task_id: str, spans: Sequence[Mapping[str, Any]], config: TasksConfig,
+                now_ns: int, first_seen_ns: int) -> Materialized:
+    """Build the task row and number every span's logical call and attempt."""
     tree = build_tree(spans)
     attempts = classify_attempts(tree)
     task_type = _first_set(tree, "task_type")
@@ -38,7 +55,7 @@ def materialize_task(task_id: str, spans: Sequence[Mapping[str, Any]], config: T
         deadline = _deadline_ns(budget_ms, config, first_seen_ns)
         row.update(_judge_unrooted(tree, deadline if now_ns >= deadline else None))
     row["budget_used_ratio"] = _ratio(row["duration_ms"], budget_ms)
-    return {name: row[name] for name in TASK_COLUMN_NAMES}
+    return Materialized({name: row[name] for name in TASK_COLUMN_NAMES}, attempts.calls)
 
 
 def lost_deadline_ns(spans: Sequence[Mapping[str, Any]], config: TasksConfig,

@@ -47,6 +47,12 @@ def is_hop(span: Span) -> bool:
     return span.get("hop_kind") not in (None, "other")
 
 
+def span_failed(span: Span) -> bool:
+    """Tell whether a span failed: ERROR status, an error type, or HTTP status >= 500."""
+    return (bool(span.get("is_error")) or span.get("status_code") == "error"
+            or span.get("error_type") is not None or (span.get("http_status") or 0) >= 500)
+
+
 def _order_key(span: Span) -> tuple:
     return (start_of(span), str(span.get("span_id") or ""), str(span.get("trace_id") or ""))
 

@@ -22,7 +22,9 @@ _TIMEOUT_EXCEEDS_LEFT_SQL = """
 with timed_calls as (
     -- calls with a timeout that ended in the window
     select trace_id, span_id, parent_span_id, task_id, hop_kind, hop_name, start_ns, end_ns,
-           hop_timeout_ms, retry_max, retry_attempt, budget_remaining_ms
+           hop_timeout_ms, retry_max,
+           coalesce(attempt, retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
+           budget_remaining_ms
     from spans
     where end_ns >= $start_ns and end_ns < $end_ns
       and hop_timeout_ms > 0
@@ -32,7 +34,7 @@ placed as (
     select
         c.task_id, c.span_id, c.hop_kind, c.hop_name, c.end_ns, c.hop_timeout_ms,
         -- attempts this call may still make, itself included
-        greatest(coalesce(c.retry_max, 0) + 1 - coalesce(c.retry_attempt, 0), 1) as attempts_left,
+        greatest(coalesce(c.retry_max, 0) + 1 - c.attempt, 1) as attempts_left,
         coalesce(
             c.budget_remaining_ms,
             p.budget_remaining_ms - (c.start_ns - p.start_ns) / 1e6,
@@ -108,7 +110,7 @@ child_calls as (
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
     from spans c
     semi join parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    where coalesce(c.retry_attempt, 0) = 0 and c.hop_timeout_ms > 0
+    where coalesce(c.attempt, c.retry_attempt, 0) = 0 and c.hop_timeout_ms > 0
 ),
 sums as (
     select

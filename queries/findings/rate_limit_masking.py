@@ -22,7 +22,7 @@ calls as (
         arg_max(span_id, attempt) as last_span_id,
         max(end_ns) as end_ns
     from attempts
-    group by trace_id, parent_span_id, hop_kind, hop_name, call_no, task_id
+    group by trace_id, parent_span_id, hop_kind, hop_name, call_id, task_id
 ),
 judged as (
     select *, rate_limited > 0 and succeeded as masked

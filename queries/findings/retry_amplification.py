@@ -1,7 +1,7 @@
 """Retry amplification: attempts per logical call by hop, retried timeouts, retry storms.
 
-Attempts of one logical call are sibling spans of the same hop numbered by `retry_attempt` (see
-ATTEMPTS_CTE). A retried timeout waits the full timeout again on a dependency that just proved
+Attempts of one logical call are sibling spans of the same hop, as materialization numbered them
+(see ATTEMPTS_CTE). A retried timeout waits the full timeout again on a dependency that just proved
 slow; a storm is a minute in which most of a hop's attempts were retries.
 """
 
@@ -21,7 +21,7 @@ calls as (
         arg_max(span_id, attempt) as last_span_id,
         max(end_ns) as end_ns
     from attempts
-    group by trace_id, parent_span_id, hop_kind, hop_name, call_no, task_id
+    group by trace_id, parent_span_id, hop_kind, hop_name, call_id, task_id
 )
 select
     hop_kind, hop_name,
@@ -45,7 +45,7 @@ sequenced as (
     select
         *,
         lead(attempt) over (
-            partition by trace_id, parent_span_id, hop_kind, hop_name, call_no
+            partition by trace_id, parent_span_id, hop_kind, hop_name, call_id
             order by attempt, start_ns
         ) as next_attempt
     from attempts

@@ -24,7 +24,7 @@ steps as (
         count(*) as calls
     from spans c
     semi join agents a on a.trace_id = c.trace_id and a.span_id = c.parent_span_id
-    where coalesce(c.retry_attempt, 0) = 0
+    where coalesce(c.attempt, c.retry_attempt, 0) = 0  -- retry_attempt: not materialized yet
     group by c.trace_id, c.parent_span_id
 ),
 counted as (

@@ -21,7 +21,8 @@ with parents as (
 ),
 children as (
     select
-        c.trace_id, c.parent_span_id, c.span_id, c.hop_name, c.start_ns, c.retry_attempt,
+        c.trace_id, c.parent_span_id, c.span_id, c.hop_name, c.start_ns,
+        coalesce(c.attempt, c.retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
         max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
     from spans c
@@ -32,7 +33,7 @@ gaps as (
     from children
     where (start_ns - prev_end_ns) / 1e6 >= $wait_min_gap_ms
       -- the wait before a retry is backoff, judged by retry_amplification
-      and coalesce(retry_attempt, 0) = 0
+      and attempt = 0
 ),
 per_parent as (
     select
