@@ -134,6 +134,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Budget assumed for a task that carries none, when deciding it is lost."),
     Setting("lost_grace", "tasks", 60.0, parse_duration,
             "Grace after the budget before a task whose root never arrived is declared lost."),
+    Setting("root_grace", "tasks", 30.0, parse_duration,
+            "Wait for the parent of a SERVER span that sent no OTLP is_remote flag before "
+            "taking that span as its task's root (the upstream exports elsewhere)."),
     Setting("task_cache_spans", "tasks", 1_000_000, parse_int,
             "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply."),
     Setting("retention", "tasks", 30 * 86400.0, parse_duration,
@@ -198,6 +201,7 @@ class TasksConfig:
     retention: float
     retention_interval: float
     budgets_by_type: Mapping[str, float] = field(default_factory=dict)
+    root_grace: float = 30.0
 
     def budget_ms_for(self, task_type: str | None) -> float | None:
         """Budget (ms) the config sets for a task type, or None."""

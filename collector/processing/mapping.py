@@ -135,100 +135,116 @@ PRESENCE_HOPS = (("messaging.system", "queue"), ("db.system", "storage"),
 
 VALID_HOP_KINDS = frozenset(HOP_KINDS)
 
-#: Error class names and codes (lower-cased, without '_', '-', ' ') -> error type. A dotted
-#: name ("openai.RateLimitError", "grpc.StatusCode.DEADLINE_EXCEEDED") is looked up by its
-#: last part.
-ERROR_ALIASES = {
-    **{t.replace("_", ""): t for t in ERROR_TYPES},
-    # rate limits
-    "ratelimiterror": "rate_limited", "ratelimit": "rate_limited", "429": "rate_limited",
-    "toomanyrequests": "rate_limited", "resourceexhausted": "rate_limited",
-    "throttlingexception": "rate_limited", "quotaexceeded": "rate_limited",
-    # timeouts
-    "apitimeouterror": "timeout", "readtimeout": "timeout", "timeouterror": "timeout",
-    "deadlineexceeded": "timeout", "504": "timeout", "408": "timeout", "timedout": "timeout",
-    "connecttimeout": "timeout", "writetimeout": "timeout", "pooltimeout": "timeout",
-    "readtimeouterror": "timeout", "connecttimeouterror": "timeout",
-    "gatewaytimeout": "timeout",
-    # connections
-    "apiconnectionerror": "connection_error", "connectionerror": "connection_error",
-    "connecterror": "connection_error", "connectionrefusederror": "connection_error",
-    "connectionreseterror": "connection_error", "remoteprotocolerror": "connection_error",
-    "unavailable": "connection_error", "newconnectionerror": "connection_error",
-    # servers
-    "internalservererror": "server_error", "serviceunavailableerror": "server_error",
-    "apistatuserror": "server_error", "badgateway": "server_error",
-    "serviceunavailable": "server_error", "internal": "server_error",
+#: Suffixes a class name may carry after the words that say what went wrong.
+_SUFFIX = r"(error|exception|exc|failure|fault)?$"
+
+#: Error class names -> error type: ordered (pattern, reason) rules, first match wins, over the
+#: *normalized class name*: the last dotted part of the name (`<class 'openai.RateLimitError'>`
+#: and `botocore.exceptions.ReadTimeoutError` are read as RateLimitError, ReadTimeoutError),
+#: lower-cased, without '_', '-' and spaces. Patterns say what the name says and are anchored
+#: at its end, so `TimeoutConfig` or `ratelimitchecker` name no failure. docs/span-contract.md.
+ERROR_CLASS_RULES = (
+    # rate limits and quotas (gRPC RESOURCE_EXHAUSTED is a quota)
+    (r"(ratelimit(ed|s)?|ratelimitexceeded|ratelimitreached|toomanyrequests|"
+     r"resourceexhausted|throttl(ed|ing)|quotaexceeded|quota)" + _SUFFIX, "rate_limited"),
+    # the context window (before timeouts: "exceeded" alone says nothing)
+    (r"(context(length|window)(exceeded)?|contextoverflow|maximumcontext(length)?exceeded|"
+     r"(prompt|input)toolong)" + _SUFFIX, "context_overflow"),
     # breakers
-    "circuitbreakererror": "circuit_open", "circuitopen": "circuit_open",
-    "circuitopenerror": "circuit_open", "circuitbreakeropen": "circuit_open",
-    "brokencircuiterror": "circuit_open",
-    # context windows
-    "contextwindowexceeded": "context_overflow", "contextwindowexceedederror": "context_overflow",
-    "contextlengthexceeded": "context_overflow", "contextoverflow": "context_overflow",
-    # cancellation and the rest of the vocabulary
-    "cancellederror": "cancelled", "canceled": "cancelled", "cancellation": "cancelled",
-    "budgetexhausted": "budget_exhausted", "budgetexceeded": "budget_exhausted",
-    "looplimit": "loop_limit", "maxiterationsexceeded": "loop_limit",
-    "recursionlimit": "loop_limit", "graphrecursionerror": "loop_limit",
-    "invalidresponse": "invalid_response", "outputparserexception": "invalid_response",
-    "jsondecodeerror": "invalid_response", "validationerror": "invalid_response",
-}
-
-#: Fallback for error names not in ERROR_ALIASES: normalized-name substrings, checked in order.
-ERROR_NAME_PARTS = (
-    ("timeout", "timeout"), ("timedout", "timeout"), ("deadline", "timeout"),
-    ("ratelimit", "rate_limited"), ("toomanyrequests", "rate_limited"),
-    ("circuit", "circuit_open"),
-    ("contextlength", "context_overflow"), ("contextwindow", "context_overflow"),
-    ("connect", "connection_error"),
-    ("cancel", "cancelled"),
+    (r"(circuit(breaker)?(is)?open|circuitbreaker|brokencircuit)" + _SUFFIX, "circuit_open"),
+    # timeouts and deadlines (ConnectTimeout is a timeout, not a connection error)
+    (r"(time(d)?out(expired)?|deadline(exceeded)?)" + _SUFFIX, "timeout"),
+    # servers (before connections: ServiceUnavailable is an HTTP 503 from a server)
+    (r"(internalserver|internal|server|badgateway|serviceunavailable|apistatus|overloaded)"
+     + _SUFFIX, "server_error"),
+    # connections (gRPC UNAVAILABLE: the peer could not be reached)
+    (r"(connect(ion|or)?(refused|reset|aborted|closed|lost)?|disconnected|unavailable|"
+     r"remoteprotocol|brokenpipe|unreachable|nameresolution)" + _SUFFIX, "connection_error"),
+    # cancellation
+    (r"(cancel(l)?(ed|ation)?|abort(ed)?)" + _SUFFIX, "cancelled"),
+    # the rest of the vocabulary
+    (r"budget(exhausted|exceeded)" + _SUFFIX, "budget_exhausted"),
+    (r"(looplimit|maxiterations(exceeded)?|recursionlimit|graphrecursion|maxturns(exceeded)?|"
+     r"maxsteps(exceeded)?)" + _SUFFIX, "loop_limit"),
+    (r"(invalidresponse|outputparser|jsondecode|validation|parse)" + _SUFFIX,
+     "invalid_response"),
 )
 
-#: Status message (lower-cased) substrings -> error type, checked in order.
-STATUS_MESSAGE_PARTS = (
-    ("timeout", "timeout"), ("timed out", "timeout"), ("deadline exceeded", "timeout"),
-    ("rate limit", "rate_limited"), ("ratelimit", "rate_limited"),
-    ("too many requests", "rate_limited"),
-    ("circuit", "circuit_open"),
-    ("context length", "context_overflow"), ("context window", "context_overflow"),
-    ("maximum context", "context_overflow"), ("context_length_exceeded", "context_overflow"),
-    ("budget", "budget_exhausted"),
-    ("connection", "connection_error"), ("connect error", "connection_error"),
-    ("cancel", "cancelled"),
-    ("internal server error", "server_error"), ("service unavailable", "server_error"),
-    ("bad gateway", "server_error"),
+#: Failure messages (status descriptions, exception messages, message-like error.type) ->
+#: error type: ordered (pattern, reason) rules over the lower-cased text, first match wins.
+#: Word-bounded, so `rate_limit_checker` or `timeout_config` mention no failure.
+ERROR_MESSAGE_RULES = (
+    (r"\brate[ _-]?limit(ed|s|_exceeded|_error|_reached)?\b|\btoo many requests\b|"
+     r"\bresource[ _]exhausted\b|\bquota exceeded\b|\bthrottl", "rate_limited"),
+    (r"\bcontext[ _](length|window)|\bmaximum context\b", "context_overflow"),
+    (r"\bcircuit( breaker)? (is )?open\b|\bcircuit breaker\b", "circuit_open"),
+    (r"\btime[d]?[ -]?out\b|\bdeadline[ _]exceeded\b", "timeout"),
+    (r"\bbudget (exhausted|exceeded|ran out)\b", "budget_exhausted"),
+    (r"\binternal server error\b|\bservice unavailable\b|\bbad gateway\b|\boverloaded\b",
+     "server_error"),
+    (r"\bconnection (refused|reset|error|aborted|closed|lost|failed)\b|\bconnect error\b|"
+     r"\bfailed to connect\b|\bunavailable\b|\bname resolution\b", "connection_error"),
+    (r"\bcancel(l)?(ed|ation)\b", "cancelled"),
 )
 
-#: HTTP status codes quoted as whole words in a status message ("HTTP 429", "status=503").
-_STATUS_CODE_WORD = re.compile(r"(?<!\d)(429|5\d\d)(?!\d)")
+#: gRPC status codes (rpc.grpc.status_code) -> error type; other codes say nothing more.
+GRPC_STATUS_CODES = {1: "cancelled", 4: "timeout", 8: "rate_limited", 13: "server_error",
+                     14: "connection_error"}
+
+_CLASS_RULES = tuple((re.compile(p), r) for p, r in ERROR_CLASS_RULES)
+_MESSAGE_RULES = tuple((re.compile(p), r) for p, r in ERROR_MESSAGE_RULES)
+_VOCABULARY = {t.replace("_", ""): t for t in ERROR_TYPES}
+_REPR = re.compile(r"^<(?:class|type) '([^']+)'>$")
+_CLASS_NAME = re.compile(r"^[\w$]+(?:(?:\.|::|/)[\w$]+)*$")
+#: HTTP status codes quoted as whole words in a message ("HTTP 429", "Error code: 500").
+_STATUS_CODE_WORD = re.compile(r"(?<!\d)(408|429|5\d\d)(?!\d)")
+
+
+def class_key(raw: str) -> str | None:
+    """Return the normalized class name of an error name, or None if it is not one."""
+    name = raw.strip()
+    wrapped = _REPR.match(name)
+    if wrapped:
+        name = wrapped.group(1)
+    if not _CLASS_NAME.match(name):
+        return None
+    last = re.split(r"\.|::|/", name)[-1]
+    return last.lower().replace("_", "").replace("$", "")
 
 
 @lru_cache(maxsize=4096)
 def map_error_name(raw: str) -> str | None:
-    """Map an error class name or code to the contract vocabulary; None if unrecognized."""
-    name = raw.strip().rsplit(".", 1)[-1]
-    key = name.lower().replace("_", "").replace("-", "").replace(" ", "")
-    if key in ERROR_ALIASES:
-        return ERROR_ALIASES[key]
-    if key.isdigit() and len(key) == 3 and key[0] == "5":
-        return "server_error"
-    for part, error_type in ERROR_NAME_PARTS:
-        if part in key:
-            return error_type
-    return None
+    """Map an error class name, code or message-like error.type to the vocabulary, or None."""
+    key = class_key(raw)
+    if key is None:
+        return map_status_message(raw)
+    if key in _VOCABULARY:
+        return _VOCABULARY[key]
+    if key.isdigit():
+        return _status_code_reason(int(key)) if len(key) == 3 else None
+    return next((reason for rule, reason in _CLASS_RULES if rule.search(key)), None)
 
 
 def map_status_message(message: str) -> str | None:
-    """Map an ERROR status message to the contract vocabulary; None if unrecognized."""
+    """Map a failure message to the contract vocabulary; None if unrecognized."""
     lowered = message[:512].lower()
-    for part, error_type in STATUS_MESSAGE_PARTS:
-        if part in lowered:
-            return error_type
-    code = _STATUS_CODE_WORD.search(lowered)  # a regex is fine here: ERROR spans only
+    for rule, reason in _MESSAGE_RULES:  # regexes are fine here: failed spans only
+        if rule.search(lowered):
+            return reason
+    code = _STATUS_CODE_WORD.search(lowered)
     if code is not None:
-        return map_http_status(int(code.group(1)))
-    return map_error_name(message[:128]) if " " not in message.strip() else None
+        return _status_code_reason(int(code.group(1)))
+    return map_error_name(message[:128]) if _CLASS_NAME.match(message.strip()) else None
+
+
+def map_grpc_status(code: int | None) -> str | None:
+    """Map a gRPC status code (rpc.grpc.status_code) to an error type; None if unlisted."""
+    return GRPC_STATUS_CODES.get(code) if code else None
+
+
+def _status_code_reason(code: int) -> str | None:
+    # A 408 *named* as the error is a timeout; as a response status alone it is no failure.
+    return "timeout" if code == 408 else map_http_status(code)
 
 
 def map_http_status(status: int | None) -> str | None:

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from agentsla.config import IngestConfig
 
 from . import mapping as m
-from .attributes import INT64, Limits, attributes_to_dict, cut, dumps, to_str
+from .attributes import INT64, Limits, attributes_to_dict, cut, dumps, to_int, to_str
 from agentsla.collector.store.schema import SPAN_COLUMN_NAMES
 
 MAX_ERRORS = 5
@@ -25,8 +25,12 @@ CLOCK_SKEW_KEY = "agentsla.clock_skew"
 _SPAN_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
 _STATUS_CODES = ("unset", "ok", "error")
 _SERVER, _STATUS_ERROR = 2, 2
+# Span.flags bits 8 and 9 (trace.proto SpanFlags): the SDK knew whether the parent was remote,
+# and it was. SDKs that predate them send neither bit: parent_remote stays null (unknown).
+_HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200
 _ROW_TEMPLATE = dict.fromkeys(SPAN_COLUMN_NAMES)
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
+_OTHER = "_OTHER"
 #: hop kind -> the column naming the hop; other kinds are named by the span name.
 _HOP_NAME_COLUMN = {"model": "model", "tool": "tool", "agent": "agent"}
 
@@ -103,6 +107,7 @@ def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any]:
     row.update(shared)
     row.update(trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
                parent_span_id=parent.hex() if parent else None, name=name,
+               parent_remote=_parent_remote(span.flags),
                span_kind=_SPAN_KINDS[kind] if 0 <= kind < 6 else "unspecified",
                start_ns=start, end_ns=end, duration_ms=(end - start) / 1e6,
                status_code=_STATUS_CODES[code] if 0 <= code < 3 else "unset",
@@ -118,6 +123,11 @@ def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any]:
     row["events"] = dumps(events) if events else "[]"
     row["links"] = dumps([_link(link, lim) for link in span.links]) if span.links else "[]"
     return row
+
+
+def _parent_remote(flags: int) -> bool | None:
+    """Tell whether the span's parent is remote per its OTLP flags; None when not stated."""
+    return bool(flags & _IS_REMOTE) if flags & _HAS_IS_REMOTE else None
 
 
 def _typed_columns(row: dict[str, Any], attrs: dict[str, Any]) -> None:
@@ -161,22 +171,28 @@ def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int
                 events: list[dict[str, Any]] | None) -> str | None:
     """Derive the normalized failure reason; None when the span did not fail."""
     raw = to_str(attrs.get("error.type"))
-    if raw:
+    if raw and raw != _OTHER:  # semconv's "_OTHER" says no more than "failed"
         return m.map_error_name(raw) or raw
     from_http = m.map_http_status(http_status)
     if from_http is not None:
         return from_http
-    if code != _STATUS_ERROR:
+    if code != _STATUS_ERROR and not raw:
         return None
-    exception_types = [to_str(e["attributes"].get("exception.type")) for e in events or ()
-                       if e["name"] == "exception"]
-    exception_types = [t for t in exception_types if t]
-    for exception_type in exception_types:
-        mapped = m.map_error_name(exception_type)
+    exceptions = [e["attributes"] for e in events or () if e["name"] == "exception"]
+    types = [t for t in (to_str(e.get("exception.type")) for e in exceptions) if t]
+    # The signals of a failed span, the most specific first.
+    candidates = (
+        (m.map_grpc_status, to_int(attrs.get("rpc.grpc.status_code"))),
+        (m.map_error_name, to_str(attrs.get("rpc.response.status_code"))),
+        *((m.map_error_name, t) for t in types),
+        (m.map_status_message, message),
+        *((m.map_status_message, to_str(e.get("exception.message"))) for e in exceptions),
+    )
+    for mapper, value in candidates:
+        mapped = mapper(value) if value else None
         if mapped is not None:
             return mapped
-    mapped = m.map_status_message(message) if message else None
-    return mapped or (exception_types[0] if exception_types else "error")
+    return raw or (types[0] if types else "error")
 
 
 def _event(event: Any, lim: Limits) -> dict[str, Any]:

@@ -22,6 +22,8 @@ from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
 Row = dict[str, Any]
+#: How far past root_grace the sweep looks for SERVER spans still waiting for their parent.
+_ROOT_LOOKBACK_NS = 600 * 10**9
 
 
 @dataclass
@@ -119,19 +121,46 @@ class TaskWriter:
         return result
 
     def sweep_lost(self, now_ns: int | None = None) -> int:
-        """Re-materialize unfinished tasks whose lost deadline passed; return how many."""
+        """Re-materialize unfinished tasks whose lost deadline or root grace passed.
+
+        Returns how many were past their lost deadline (the others found their root).
+        """
         now_ns = now_ns or time.time_ns()
-        due = [r[0] for r in self.con.execute(
+        found = self.con.execute(
             """
-            select task_id
+            with recent as (
+                -- only recent spans: older tasks get their root from the lost sweep
+                select task_id, trace_id, span_id, parent_span_id, span_kind, parent_remote,
+                       received_ns
+                from span_store
+                where received_ns > $now - $root_grace_ns - $lookback_ns
+            ),
+            waited as (
+                -- a SERVER span that waited out root_grace for a parent of unknown
+                -- remoteness becomes the root (docs/tasks.md, Root)
+                select s.task_id
+                from recent s
+                where s.span_kind = 'server' and s.parent_remote is null
+                  and s.parent_span_id is not null and s.received_ns <= $now - $root_grace_ns
+                  and not exists (select 1 from recent p
+                                  where p.task_id = s.task_id and p.trace_id = s.trace_id
+                                    and p.span_id = s.parent_span_id)
+            )
+            select task_id,
+                   first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+                   + $grace_ns <= $now as lost
             from task_store
             where not finished
-              and first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
-                  + $grace_ns <= $now
+              and (first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+                   + $grace_ns <= $now
+                   or task_id in (select task_id from waited))
             """,
             {"default_ms": self.config.default_budget * 1000.0,
-             "grace_ns": int(self.config.lost_grace * 1e9), "now": now_ns},
-        ).fetchall()]
+             "grace_ns": int(self.config.lost_grace * 1e9), "now": now_ns,
+             "root_grace_ns": int(self.config.root_grace * 1e9),
+             "lookback_ns": _ROOT_LOOKBACK_NS},
+        ).fetchall()
+        due = [task_id for task_id, _ in found]
         if not due:
             return 0
         self.con.execute("begin transaction")
@@ -143,7 +172,7 @@ class TaskWriter:
             self.con.execute("rollback")
             self._forget_memory()
             raise
-        return len(due)
+        return sum(1 for _, lost in found if lost)
 
     def delete_before(self, cutoff_ns: int) -> int:
         """Delete finished tasks that ended before the cutoff, with their spans; return count."""

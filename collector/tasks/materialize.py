@@ -39,10 +39,12 @@ def materialize_task(task_id: str, spans: Sequence[Mapping[str, Any]], config: T
 def materialize(task_id: str, spans: Sequence[Mapping[str, Any]], config: TasksConfig,
                 now_ns: int, first_seen_ns: int) -> Materialized:
     """Build the task row and number every span's logical call and attempt."""
-    tree = build_tree(spans)
+    tree = build_tree(spans, grace_cutoff_ns=now_ns - round(config.root_grace * 1e9))
     attempts = classify_attempts(tree)
     task_type = _first_set(tree, "task_type")
     budget_ms = _budget_total_ms(tree, config, task_type)
+    if tree.root is None:  # the lost deadline takes any budget the spans tell
+        budget_ms = _carried_budget_ms(tree) or budget_ms
     row: dict[str, Any] = {"task_id": task_id, "task_type": task_type,
                            "budget_total_ms": budget_ms, "first_seen_ns": first_seen_ns,
                            "updated_ns": now_ns}
@@ -62,7 +64,8 @@ def lost_deadline_ns(spans: Sequence[Mapping[str, Any]], config: TasksConfig,
                      first_seen_ns: int) -> int:
     """Return when a task whose root has not arrived is declared lost (unix ns)."""
     tree = build_tree(spans)
-    budget_ms = _budget_total_ms(tree, config, _first_set(tree, "task_type"))
+    budget_ms = (_carried_budget_ms(tree)
+                 or _budget_total_ms(tree, config, _first_set(tree, "task_type")))
     return _deadline_ns(budget_ms, config, first_seen_ns)
 
 
@@ -85,6 +88,17 @@ def _budget_total_ms(tree: SpanTree, config: TasksConfig, task_type: str | None)
     # A budget of 0 or less is no budget at all, as `hop.timeout_ms = 0` is no timeout.
     carried = _first_set(tree, "budget_total_ms", lambda v: v is not None and v > 0)
     return carried if carried is not None else config.budget_ms_for(task_type)
+
+
+def _carried_budget_ms(tree: SpanTree) -> float | None:
+    """Return the whole budget the spans tell: a budget.total_ms, else remaining + offset."""
+    total = _first_set(tree, "budget_total_ms", lambda v: v is not None and v > 0)
+    if total is not None:
+        return total
+    start = next((start_of(s) for s in tree.in_order()), 0)
+    told = next((s for s in tree.in_order() if (s.get("budget_remaining_ms") or 0) > 0), None)
+    # The budget left when a span started, plus how far into the task it started.
+    return None if told is None else told["budget_remaining_ms"] + (start_of(told) - start) / 1e6
 
 
 def _identity(tree: SpanTree) -> dict[str, Any]:

@@ -66,14 +66,24 @@ class SpanTree:
     parent: dict[Key, Key] = field(default_factory=dict)
     children: dict[Key, list[Key]] = field(default_factory=lambda: defaultdict(list))
     depth: dict[Key, int] = field(default_factory=dict)
+    #: A SERVER span whose parent's remoteness is unknown is the root once it has waited this
+    #: long (unix ns) for its parent: spans that arrived at or before this instant qualify.
+    grace_cutoff_ns: int | None = None
 
     @cached_property
     def root(self) -> Span | None:
-        """Return the earliest-starting span with no parent id, or None before it arrives."""
-        for key in self.order:
-            if not has_parent_id(self.spans[key]):
-                return self.spans[key]
-        return None
+        """Return the task's entry span (docs/tasks.md, Root), or None before it arrives."""
+        tops = [self.spans[k] for k in self.order if k not in self.parent]
+        return (next((s for s in tops if not has_parent_id(s)), None)
+                or next((s for s in tops if s.get("parent_remote")), None)
+                or next((s for s in tops if self._waited_for_parent(s)), None))
+
+    def _waited_for_parent(self, span: Span) -> bool:
+        # Only when the SDK did not say (null): a local parent (False) is still to come.
+        if self.grace_cutoff_ns is None or span.get("parent_remote") is not None:
+            return False
+        arrived = span.get("received_ns") or span.get("end_ns") or 0
+        return span.get("span_kind") == "server" and arrived <= self.grace_cutoff_ns
 
     @cached_property
     def structural_root(self) -> Span | None:
@@ -124,13 +134,13 @@ def _attach_from(tree: SpanTree, top: Key, kids: Mapping[Key, list[Key]]) -> Non
             queue.append(child)
 
 
-def build_tree(spans: Sequence[Span]) -> SpanTree:
+def build_tree(spans: Sequence[Span], grace_cutoff_ns: int | None = None) -> SpanTree:
     """Index the spans of one task: first copy of each key wins; O(n log n)."""
     by_key: dict[Key, Span] = {}
     for span in spans:
         by_key.setdefault(span_key(span), span)
     order = sorted(by_key, key=lambda k: _order_key(by_key[k]))
-    tree = SpanTree(spans=by_key, order=order)
+    tree = SpanTree(spans=by_key, order=order, grace_cutoff_ns=grace_cutoff_ns)
     kids: dict[Key, list[Key]] = defaultdict(list)
     tops: list[Key] = []
     for key in order:  # one pass: this runs for every task of every commit
