@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
-
 import pytest
 
-from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.collector.tasks.materialize import lost_deadline_ns, materialize_task
 from agentsla.config import load_config
@@ -91,13 +88,6 @@ def test_lost_deadline_prefers_a_total_budget_on_any_span() -> None:
                        {"span_id": "m1", "parent": "ag", "start_ms": 400, "end_ms": 800,
                         "budget_remaining_ms": 2000.0, "parent_remote": False})
     assert lost_deadline_ns(spans, CONFIG, ms(1000)) == ms(1000) + 5 * 10**9 + 60 * 10**9
-
-
-@pytest.fixture
-def con(tmp_path: Path):
-    connection = open_store(tmp_path / "db.duckdb")
-    yield connection
-    connection.close()
 
 
 def test_writer_sweep_roots_a_task_when_the_grace_passes(con) -> None:
