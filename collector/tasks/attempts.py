@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .tree import Key, Span, SpanTree, end_of, has_parent_id, is_hop, span_failed, start_of
+from .tree import Key, Span, SpanTree, end_of, has_parent_id, span_failed, start_of
 
 #: A span's logical call (the span id of the call's first attempt) and its attempt number.
 Call = tuple[Any, int]
@@ -17,11 +17,12 @@ Call = tuple[Any, int]
 
 def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
     # Siblings of the same hop (kind and name) under the same parent id, in start order; the
-    # parent id is taken as declared, so orphaned retries still group.
+    # parent id is taken as declared, so orphaned retries still group. Kind `other` groups too:
+    # an HTTP client span resent after a 503 (`http.request.resend_count`) is one such call.
     runs: dict[tuple, list[Key]] = defaultdict(list)
     for key in tree.order:
         span = tree.spans[key]
-        if has_parent_id(span) and is_hop(span) and span.get("hop_name") is not None:
+        if has_parent_id(span) and span.get("hop_kind") and span.get("hop_name") is not None:
             run = (span.get("trace_id"), span.get("parent_span_id"), span.get("hop_kind"),
                    span.get("hop_name"))
             runs[run].append(key)
@@ -58,7 +59,7 @@ def logical_calls(tree: SpanTree) -> list[list[Key]]:
 
 def number_calls(tree: SpanTree, calls: list[list[Key]]) -> dict[Key, Call]:
     """Give every span its call id and attempt number (0 for a first try)."""
-    # A span outside any sibling run (not a hop, or without a parent) is its own call.
+    # A span outside any sibling run (without a parent or a hop) is its own call.
     numbered: dict[Key, Call] = {
         key: (key[1], tree.spans[key].get("retry_attempt") or 0) for key in tree.order}
     for attempts in calls:

@@ -1,0 +1,115 @@
+"""Findings over logical calls read from the stored call_id/attempt (issue #12, #13), through the
+real TaskWriter: unnumbered retries are attempts, a tool's client and server span one execution."""
+
+from __future__ import annotations
+
+from shapes import Trace
+from spanfactory import BASE_NS
+
+from agentsla.queries.findings import find_findings
+
+EVERYTHING = (BASE_NS - 10**12, BASE_NS + 10**15)
+RATE_LIMITED = {"error_type": "rate_limited", "http_status": 429, "status_code": "error"}
+
+
+def _found(load, traces: list[Trace], kind: str) -> list[dict]:
+    rows = [r for t in traces for r in t.rows]
+    return [f for f in find_findings(load(rows), *EVERYTHING, None, {}) if f["type"] == kind]
+
+
+def _unnumbered_masked_task(at_ms: float) -> Trace:
+    # 429, 429, then 200, as plain GenAI spans without retry.attempt: each repeat started after
+    # the failed one ended, so the three spans are one call whose 429s the retries absorbed.
+    t = Trace(at_ms=at_ms, root_end_ms=4_000)
+    agent = t.child(t.root, "agent", "planner", 5, 3_990)
+    t.child(agent, "model", "gpt-4o", 10, 110, **RATE_LIMITED)
+    t.child(agent, "model", "gpt-4o", 1_110, 1_210, **RATE_LIMITED)
+    t.child(agent, "model", "gpt-4o", 2_210, 3_000)
+    return t
+
+
+def test_unnumbered_429s_absorbed_by_retries_are_rate_limit_masking(load):
+    found = _found(load, [_unnumbered_masked_task(i * 10_000) for i in range(3)],
+                   "rate_limit_masking")
+    assert [f["rule"] for f in found] == ["absorbed_429s"]
+    # 3 calls, each first start 10 ms to last end 3000 ms: 2990 ms; 6 absorbed 429s
+    assert {k: found[0]["evidence"][k] for k in ("calls", "masked_calls", "absorbed_429s",
+                                                  "masked_p99_ms", "masked_task_success")} == {
+        "calls": 3, "masked_calls": 3, "absorbed_429s": 6, "masked_p99_ms": 2990.0,
+        "masked_task_success": 1.0}
+
+
+def test_unnumbered_retries_count_as_attempts_per_call(load):
+    # Ten tasks, each one call of three attempts (429, 429, 200): 3 attempts per logical call.
+    found = _found(load, [_unnumbered_masked_task(i * 10_000) for i in range(10)],
+                   "retry_amplification")
+    per_call = [f for f in found if f["rule"] == "attempts_per_call"]
+    assert [(f["hop"], f["evidence"]["calls"], f["evidence"]["attempts_per_call"])
+            for f in per_call] == [({"kind": "model", "name": "gpt-4o"}, 10, 3.0)]
+
+
+def test_agent_loop_calling_a_model_again_is_not_a_retry(load):
+    # Ten tasks whose agent calls the model three times, each call fine: 30 calls of 1 attempt.
+    traces = []
+    for i in range(10):
+        t = Trace(at_ms=i * 10_000, root_end_ms=4_000)
+        agent = t.child(t.root, "agent", "planner", 5, 3_990)
+        for step in range(3):
+            t.child(agent, "model", "gpt-4o", 10 + step * 1_000, 900 + step * 1_000)
+        traces.append(t)
+    assert _found(load, traces, "retry_amplification") == []
+
+
+def _charge(t: Trace, parent: dict, key: str, start: float, end: float) -> dict:
+    return t.child(parent, "tool", "charge_card", start, end, idempotency_key=key)
+
+
+def test_client_and_server_span_of_one_execution_are_not_a_duplicate(load):
+    # The agent's client span of the tool carries the tool service's server span (through an
+    # HTTP client span in between); both carry the key: one execution.
+    t = Trace(root_end_ms=2_000)
+    client = _charge(t, t.root, "order-1", 10, 900)
+    http = t.child(client, "other", "POST /charge", 20, 890)
+    _charge(t, http, "order-1", 30, 880)
+    assert _found(load, [t], "duplicate_side_effect") == []
+
+
+def test_two_executions_of_one_key_are_a_duplicate(load):
+    # The same order charged by two client calls, each seen with its own server span: two
+    # executions, one extra. Neither client span contains the other.
+    t = Trace(root_end_ms=3_000)
+    first = _charge(t, t.root, "order-2", 10, 900)
+    _charge(t, first, "order-2", 20, 890)
+    second = _charge(t, t.root, "order-2", 1_000, 1_900)
+    server = _charge(t, second, "order-2", 1_010, 1_890)
+    found = _found(load, [t], "duplicate_side_effect")
+    assert [(f["evidence"]["duplicated_keys"], f["evidence"]["extra_executions"],
+             f["evidence"]["max_executions"]) for f in found] == [(1, 1, 2)]
+    # the examples name the executions: the innermost spans
+    assert {e["span_id"] for e in found[0]["examples"]} == {
+        r["span_id"] for r in t.rows if r["parent_span_id"] in (first["span_id"], second["span_id"])}
+    assert server["span_id"] in {e["span_id"] for e in found[0]["examples"]}
+
+
+def test_one_client_call_executed_twice_by_the_server_is_a_duplicate(load):
+    # One client span, two server executions under it (the HTTP layer resent the request and
+    # the tool did not de-duplicate): the client call carries both, the two count.
+    t = Trace(root_end_ms=3_000)
+    client = _charge(t, t.root, "order-3", 10, 1_900)
+    _charge(t, client, "order-3", 20, 900)
+    _charge(t, client, "order-3", 1_000, 1_800)
+    found = _found(load, [t], "duplicate_side_effect")
+    assert [f["evidence"]["extra_executions"] for f in found] == [1]
+
+
+def test_unnumbered_retry_has_fewer_attempts_left_for_budget_inversion(load):
+    # retry.max 2 (3 attempts) of a 20 s timeout under a 60 s gateway. The first attempt, a
+    # quick 429, may still make 3 attempts: 60 s > the ~60 s left, inverted. Its unnumbered
+    # retry is attempt 1 and may make 2: 40 s fits the ~59 s left. So 1 of 2 calls is inverted.
+    t = Trace(root_end_ms=2_000)
+    model = {"hop_timeout_ms": 20_000, "retry_max": 2}
+    t.child(t.root, "model", "gpt-4o", 10, 110, **model, **RATE_LIMITED)
+    t.child(t.root, "model", "gpt-4o", 1_110, 1_900, **model)
+    found = _found(load, [t], "budget_inversion")
+    assert [(f["evidence"]["inverted_calls"], f["evidence"]["calls"], f["evidence"]["attempts"])
+            for f in found] == [(1, 2, 3)]
