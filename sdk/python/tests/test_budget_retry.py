@@ -44,6 +44,7 @@ def test_server_errors_are_retried_each_attempt_on_its_own_span(
     assert len(remote.seen) == 3
     assert _attempts(spans) == [(0, 2), (1, 2), (2, 2)]
     assert all(s.attributes["hop.timeout_ms"] == 1000 for s in spans.named("svc"))
+    assert all(not s.status.is_ok and s.events[0].name == "exception" for s in spans.named("svc"))
 
 
 def test_retries_stop_when_the_next_attempt_cannot_fit(remote: SlowServer, spans: Spans) -> None:
@@ -53,6 +54,7 @@ def test_retries_stop_when_the_next_attempt_cannot_fit(remote: SlowServer, spans
     assert isinstance(raised.value.__cause__, httpx.ReadTimeout)
     assert len(remote.seen) == 1
     assert _attempts(spans) == [(0, 0)]  # the budget allowed no retry, and the span says so
+    assert spans.named("svc")[0].events[0].attributes["exception.type"].endswith("ReadTimeout")
 
 
 def test_a_first_attempt_short_of_a_full_one_gets_what_is_left(
@@ -93,6 +95,8 @@ def test_a_success_after_a_retry_is_returned(remote: SlowServer, spans: Spans) -
                                             kind="tool", configured_s=1.0, policy=_policy(),
                                             tracer=spans.tracer)
     assert response.json() == {"ok": True} and _attempts(spans) == [(0, 2), (1, 2)]
+    failed, recovered = spans.named("svc")
+    assert not failed.status.is_ok and recovered.status.is_unset
 
 
 def test_backoff_grows_with_jitter_and_its_cap(remote: SlowServer, spans: Spans) -> None:

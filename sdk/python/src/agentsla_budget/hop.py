@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -9,7 +10,7 @@ from typing import Any, Iterator
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from agentsla_budget.budget import BudgetExhausted, timeout_for
+from agentsla_budget.budget import BudgetExhausted, expired, timeout_for
 
 TRACER = "agentsla_budget"
 
@@ -51,5 +52,8 @@ def hop(name: str, kind: str, configured_s: float, attempts: int = 1, reserve_ms
             yield Hop(span=span, timeout_s=timeout_s)
         except BaseException as error:
             span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+            if isinstance(error, BudgetExhausted) or (
+                    isinstance(error, asyncio.CancelledError) and expired()):
+                mark_exhausted(span, error)  # cancelled because the budget ran out
             span.record_exception(error)
             raise

@@ -69,14 +69,14 @@ def call_with_retries(fn: Callable[[float], T], *, name: str, kind: str, configu
         fit = attempts_that_fit(configured_s, allowed - attempt, policy.waits_after(attempt),
                                 reserve_ms)
         planned = max(fit, 1)  # a first attempt may use what is left, even if short
-        with hop(name, kind, configured_s, planned, reserve_ms, tracer=tracer, attributes={
-                **extra, "retry.attempt": attempt, "retry.max": attempt + planned - 1}) as call:
-            try:
+        try:
+            with hop(name, kind, configured_s, planned, reserve_ms, tracer=tracer, attributes={
+                    **extra, "retry.attempt": attempt, "retry.max": attempt + planned - 1}) as call:
                 return fn(call.timeout_s)
-            except Exception as error:
-                if not policy.retry_on(error) or attempt + 1 >= allowed:
-                    raise
-                last = error
+        except Exception as error:
+            if not policy.retry_on(error) or attempt + 1 >= allowed:
+                raise
+            last = error
         wait_ms = policy.wait_s(attempt + 1) * (1 - policy.jitter * random.random()) * 1000
         if not attempts_that_fit(configured_s, 1, [], reserve_ms + wait_ms):
             raise BudgetExhausted(f"{name}: no time for retry {attempt + 1} of {allowed - 1} "
