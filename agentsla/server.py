@@ -21,6 +21,7 @@ from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import Config
 from agentsla.connguard import guarded_protocol
 from agentsla.api.app import create_api_app
+from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
 log = logging.getLogger("agentsla.server")
@@ -57,9 +58,9 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token,
                                                   config.server.read_timeout),
                              config, config.server.otlp_http_port)
-    alerts = AlertService(config, con.cursor, Path(config.server.data_dir),
+    alerts = AlertService(config, cursor_stores(con), Path(config.server.data_dir),
                           config.client.dashboard_url or None)
-    api = _http_server(create_api_app(con.cursor, config, lambda: _health(pipeline, exporter),
+    api = _http_server(create_api_app(cursor_stores(con), config, lambda: _health(pipeline, exporter),
                                       extra_routes=alerts.routes()),
                        config, config.server.api_port)
     grpc_server, grpc_port = await start_grpc_server(

@@ -30,7 +30,7 @@ from agentsla.alerts.rules.evaluator import Alert, Evaluator, State
 from agentsla.alerts.incidents.store import IncidentStore
 from agentsla.alerts.incidents.tracker import IncidentTracker
 from agentsla.alerts.routing.inhibit import Inhibitor
-from agentsla.alerts.rules.source import DuckQuery
+from agentsla.alerts.rules.source import MetricSource
 from agentsla.alerts.routing.nflog import NotificationLog
 from agentsla.alerts.notify.alertmanager.notifier import AlertmanagerPusher
 from agentsla.alerts.notify.pipeline import Deliverer, notify_pipeline
@@ -150,7 +150,7 @@ class AlertService:
         before = {a.fingerprint: a.state for a in self.evaluator.alerts()}
         cur = self.connect()
         try:
-            query = DuckQuery(cur, self.config, self.watching_since_ns)
+            query = MetricSource(cur, self.config, self.watching_since_ns)
             alerts = self.evaluator.eval(now, query)
             self._record(before, alerts, now)
             self.store.save_alert_state(self.evaluator.snapshot(), now)

@@ -1,7 +1,8 @@
 """The query API: a Starlette app serving /api/v1/... and /metrics over the views.
 
-Each request gets a fresh DuckDB cursor from `connect()` and runs its question in a worker
-thread (cursors are per thread; DuckDB releases the GIL while it scans). Routes are one list,
+Each request gets a fresh read store from `connect()` (queries.store.ReadStore; over DuckDB, a
+cursor of its own) and runs its question in a worker thread (a store serves one thread at a
+time; DuckDB releases the GIL while it scans). Routes are one list,
 `ROUTES`: adding an endpoint is adding an `Endpoint` (and its entry in queries/openapi.py).
 """
 
@@ -15,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-import duckdb
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -35,6 +35,7 @@ from agentsla.queries.metrics import render_metrics
 from agentsla.queries.root_causes import root_cause_series, root_causes
 from agentsla.queries.sla import sla_by, sla_series, sla_totals
 from agentsla.queries.slo import slo_status
+from agentsla.queries.store import ReadStore
 from agentsla.queries.tasks import get_task, get_trace, list_tasks
 from agentsla.queries.window import Window, parse_span, parse_time, parse_window, rfc3339
 
@@ -77,89 +78,89 @@ class Ask:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """A GET route: its path, the function answering it, and whether it needs a token/cursor."""
+    """A GET route: its path, the function answering it, and whether it needs a token/store."""
 
     path: str
-    answer: Callable[[Any, Ask], Any]
+    answer: Callable[[ReadStore | None, Ask], Any]
     auth: bool = True
     uses_db: bool = True
     converters: Mapping[str, str] = field(default_factory=dict)
 
 
-# --- answers: each runs in a worker thread with its own cursor --------------------------------
+# --- answers: each runs in a worker thread with its own store ---------------------------------
 
-def _health(cur, ask: Ask) -> dict:
+def _health(store: ReadStore | None, ask: Ask) -> dict:
     return {"status": "ok", **ask.health()}
 
 
-def _sla(cur, ask: Ask) -> dict:
+def _sla(store: ReadStore, ask: Ask) -> dict:
     w = ask.window()
     f = ask.filters(*TASK_FILTER_NAMES)
     dim = ask.get("group_by")
-    return {"window": w.as_json(), "totals": sla_totals(cur, w.start_ns, w.end_ns, **f),
+    return {"window": w.as_json(), "totals": sla_totals(store, w.start_ns, w.end_ns, **f),
             "group_by": dim,
-            "groups": None if dim is None else sla_by(cur, w.start_ns, w.end_ns, dim, **f),
-            "series": None if w.step_ns is None else sla_series(cur, w.start_ns, w.end_ns,
+            "groups": None if dim is None else sla_by(store, w.start_ns, w.end_ns, dim, **f),
+            "series": None if w.step_ns is None else sla_series(store, w.start_ns, w.end_ns,
                                                                  w.step_ns, **f)}
 
 
-def _hops(cur, ask: Ask) -> dict:
+def _hops(store: ReadStore, ask: Ask) -> dict:
     w = ask.window()
     f = ask.filters("hop_kind", *TASK_FILTER_NAMES)
     series_limit = ask.limit(20, 100, "series_limit")  # 400 before any query runs
-    rows = hop_stats(cur, w.start_ns, w.end_ns, limit=ask.limit(500, 5000), **f)
-    series = None if w.step_ns is None else hop_series(cur, w.start_ns, w.end_ns, w.step_ns,
+    rows = hop_stats(store, w.start_ns, w.end_ns, limit=ask.limit(500, 5000), **f)
+    series = None if w.step_ns is None else hop_series(store, w.start_ns, w.end_ns, w.step_ns,
                                                        limit=series_limit, **f)
     return {"window": w.as_json(), "hops": rows, "series": series}
 
 
-def _root_causes(cur, ask: Ask) -> dict:
+def _root_causes(store: ReadStore, ask: Ask) -> dict:
     w = ask.window()
     f = ask.filters(*TASK_FILTER_NAMES)
-    rows = root_causes(cur, w.start_ns, w.end_ns, limit=ask.limit(50, 1000), **f)
-    series = None if w.step_ns is None else root_cause_series(cur, w.start_ns, w.end_ns,
+    rows = root_causes(store, w.start_ns, w.end_ns, limit=ask.limit(50, 1000), **f)
+    series = None if w.step_ns is None else root_cause_series(store, w.start_ns, w.end_ns,
                                                               w.step_ns, **f)
     # share = tasks / all blamed tasks, so the total survives a `limit` that cut rows off
     blamed = round(rows[0]["tasks"] / rows[0]["share"]) if rows else 0
     return {"window": w.as_json(), "blamed_tasks": blamed, "root_causes": rows, "series": series}
 
 
-def _budget(cur, ask: Ask) -> dict:
+def _budget(store: ReadStore, ask: Ask) -> dict:
     w = ask.window()
-    data = budget_waterfall(cur, w.start_ns, w.end_ns, **ask.filters(*TASK_FILTER_NAMES))
+    data = budget_waterfall(store, w.start_ns, w.end_ns, **ask.filters(*TASK_FILTER_NAMES))
     return {"window": w.as_json(), **data}
 
 
-def _slo(cur, ask: Ask) -> dict:
+def _slo(store: ReadStore, ask: Ask) -> dict:
     at = parse_time("to", ask.params["to"]) if ask.get("to") else ask.now_ns
     return {"at_ns": at, "at": rfc3339(at),
-            "slos": slo_status(cur, ask.config, at, task_type=ask.get("task_type"))}
+            "slos": slo_status(store, ask.config, at, task_type=ask.get("task_type"))}
 
 
-def _tasks(cur, ask: Ask) -> dict:
+def _tasks(store: ReadStore, ask: Ask) -> dict:
     w = ask.window()
-    rows = list_tasks(cur, w.start_ns, w.end_ns, limit=ask.limit(100, 1000), **ask.filters(
+    rows = list_tasks(store, w.start_ns, w.end_ns, limit=ask.limit(100, 1000), **ask.filters(
         "outcome", *TASK_FILTER_NAMES, "ffh_kind", "ffh_name"))
     return {"window": w.as_json(), "tasks": rows}
 
 
-def _task(cur, ask: Ask) -> dict:
-    found = get_task(cur, ask.path["task_id"])
+def _task(store: ReadStore, ask: Ask) -> dict:
+    found = get_task(store, ask.path["task_id"])
     if found is None:
         raise NotFound(f"unknown task {ask.path['task_id']!r}")
     return found
 
 
-def _trace(cur, ask: Ask) -> dict:
-    found = get_trace(cur, ask.path["trace_id"])
+def _trace(store: ReadStore, ask: Ask) -> dict:
+    found = get_trace(store, ask.path["trace_id"])
     if found is None:
         raise NotFound(f"unknown trace {ask.path['trace_id']!r}")
     return found
 
 
-def _metrics(cur, ask: Ask) -> Response:
+def _metrics(store: ReadStore, ask: Ask) -> Response:
     window_ns = parse_span("window", ask.params["window"]) if ask.get("window") else None
-    text = render_metrics(cur, ask.config, ask.now_ns, ask.stats or (lambda: _ingest_of(ask)),
+    text = render_metrics(store, ask.config, ask.now_ns, ask.stats or (lambda: _ingest_of(ask)),
                           **({"window_ns": window_ns} if window_ns else {}))
     return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
 
@@ -170,7 +171,7 @@ def _ingest_of(ask: Ask) -> Mapping[str, float]:
     return ingest if isinstance(ingest, Mapping) else {}
 
 
-def _openapi(cur, ask: Ask) -> dict:
+def _openapi(store: ReadStore | None, ask: Ask) -> dict:
     return openapi.OPENAPI
 
 
@@ -218,17 +219,17 @@ def _check_params(endpoint: Endpoint, request: Request) -> None:
                              f"expected: {expected}")
 
 
-def _handler(endpoint: Endpoint, connect: Callable[[], duckdb.DuckDBPyConnection],
+def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore],
              config: Config, health: Callable[[], dict], stats, now: Callable[[], int]):
     def run(ask: Ask) -> Response:
         if not endpoint.uses_db:
             result = endpoint.answer(None, ask)
         else:
-            cur = connect()
+            store = connect()
             try:
-                result = endpoint.answer(cur, ask)
+                result = endpoint.answer(store, ask)
             finally:
-                cur.close()
+                store.close()
         return result if isinstance(result, Response) else json_response(result)
 
     async def handle(request: Request) -> Response:
@@ -259,12 +260,12 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
     return json_response({"error": f"{exc.detail}: {request.method} {request.url.path}"}, exc.status_code)
 
 
-def create_api_app(connect: Callable[[], duckdb.DuckDBPyConnection], config: Config,
+def create_api_app(connect: Callable[[], ReadStore], config: Config,
                    health: Callable[[], dict],
                    stats: Callable[[], Mapping[str, float]] | None = None,
                    now: Callable[[], int] = time.time_ns,
                    extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
-    """Build the query API app; `connect()` returns a fresh cursor for one request.
+    """Build the query API app; `connect()` returns a fresh read store for one request.
 
     `extra_routes` are mounted as they are (the alert service's /api/v1/alerts and silences).
 

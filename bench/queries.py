@@ -508,9 +508,10 @@ def serve_api(data_dir: Path, port: int) -> None:
 
     from agentsla.config import load_config
     from agentsla.api.app import create_api_app
+    from agentsla.queries.engines.duckdb import cursor_stores
 
     con = open_store(data_dir / "agentsla.duckdb")
-    app = create_api_app(con.cursor, load_config(), lambda: {})
+    app = create_api_app(cursor_stores(con), load_config(), lambda: {})
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 

@@ -14,22 +14,13 @@ import re
 from typing import Callable, Iterable, Mapping
 
 from agentsla.config import Config
-from agentsla.queries._sql import fetch_dicts
 from agentsla.queries.sla import RATED_OUTCOMES, sla_by
 from agentsla.queries.slo import slo_status
+from agentsla.queries.store import ReadStore
 
 NS = 1_000_000_000
 DEFAULT_WINDOW_NS = 300 * NS
 Sample = tuple[dict[str, str], float | int | None]
-
-_FINISHED_SQL = """
-select task_type, outcome, count(*) as tasks
-from tasks
-where finished
-group by task_type, outcome
-order by task_type nulls first, outcome
-"""
-
 
 def escape_label(value: str) -> str:
     """Escape a label value: backslash, double quote and line feed, per the exposition format."""
@@ -122,7 +113,7 @@ def _ingest_families(stats: Mapping[str, float]) -> list[str]:
     return lines
 
 
-def render_metrics(cur, config: Config, now_ns: int,
+def render_metrics(store: ReadStore, config: Config, now_ns: int,
                    stats: Callable[[], Mapping[str, float]] | None = None,
                    window_ns: int = DEFAULT_WINDOW_NS) -> str:
     """Answer: what are agentsla's metrics now, in Prometheus text format?
@@ -134,12 +125,12 @@ def render_metrics(cur, config: Config, now_ns: int,
     agentsla_ingest_<name> for each number `stats()` returns (counters, suffixed _total, for
     COUNTER_KEYS and names ending in _total; gauges otherwise).
     """
-    lines = _task_families(sla_by(cur, now_ns - window_ns, now_ns, "task_type"))
-    finished = fetch_dicts(cur, _FINISHED_SQL)
+    lines = _task_families(sla_by(store, now_ns - window_ns, now_ns, "task_type"))
+    finished = store.rows("tasks_stored")
     lines += family("agentsla_tasks_stored", "gauge",
                     "Finished tasks still stored, by outcome.",
                     [({**_type_label(r), "outcome": r["outcome"]}, r["tasks"]) for r in finished])
-    lines += _slo_families(slo_status(cur, config, now_ns))
+    lines += _slo_families(slo_status(store, config, now_ns))
     if stats is not None:
         lines += _ingest_families(stats())
     return "\n".join(lines) + "\n"

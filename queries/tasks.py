@@ -12,7 +12,8 @@ import json
 
 from agentsla.contract import OUTCOMES
 from agentsla.errors import PermanentError
-from agentsla.queries._sql import TASK_FILTERS, fetch_dicts
+from agentsla.queries._sql import task_filters
+from agentsla.queries.store import ReadStore
 from agentsla.queries.window import rfc3339
 
 MAX_LIMIT = 1000
@@ -24,58 +25,7 @@ SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
 _NO_END_NS = 2**63 - 1
 _JSON_COLUMNS = ("attributes", "resource", "events", "links")
 
-_LIST_SQL = """
-with window_tasks as (
-    -- finished tasks by end, tasks in progress by start: two disjoint range reads rather than
-    -- one OR, so DuckDB's zone maps on end_ns and start_ns skip the row groups out of range
-    select *
-    from tasks
-    where finished and end_ns >= $start_ns and end_ns < $end_ns
-    union all
-    select *
-    from tasks
-    where not finished and start_ns >= $start_ns and start_ns < $end_ns
-)
-select *
-from window_tasks
-where ($outcome is null or outcome = $outcome){filters}
-  and ($ffh_kind is null or ffh_kind = $ffh_kind)
-  and ($ffh_name is null or ffh_name = $ffh_name)
-order by coalesce(end_ns, start_ns) desc, task_id
-limit $limit
-""".format(filters=TASK_FILTERS)
-
-_TASK_SQL = "select * from tasks where task_id = $task_id"
-
-_TASK_SPANS_SQL = """
-select *
-from spans
-where task_id = $task_id
-order by start_ns, span_id
-limit $limit
-"""
-
-#: The same spans, read only where they can start: DuckDB's zone maps on start_ns skip the row
-#: groups (appended in arrival order) outside [lo_ns, hi_ns]. `expected_spans` is the task's
-#: span_count read in the same statement (same snapshot as the spans).
-_TASK_SPANS_BOUNDED_SQL = """
-select *, (select span_count from tasks where task_id = $task_id) as expected_spans
-from spans
-where task_id = $task_id and start_ns >= $lo_ns and start_ns <= $hi_ns
-order by start_ns, span_id
-limit $limit
-"""
-
-_TRACE_SPANS_SQL = """
-select *
-from spans
-where trace_id = $trace_id
-order by start_ns, span_id
-limit $limit
-"""
-
-
-def list_tasks(cur, start_ns: int, end_ns: int, outcome: str | None = None,
+def list_tasks(store: ReadStore, start_ns: int, end_ns: int, outcome: str | None = None,
                task_type: str | None = None, tenant_id: str | None = None,
                service_name: str | None = None, ffh_kind: str | None = None,
                ffh_name: str | None = None, limit: int = 100) -> list[dict]:
@@ -88,29 +38,28 @@ def list_tasks(cur, start_ns: int, end_ns: int, outcome: str | None = None,
         raise PermanentError(f"bad outcome {outcome!r}: expected one of {', '.join(OUTCOMES)}")
     if not 1 <= limit <= MAX_LIMIT:
         raise PermanentError(f"bad limit {limit}: expected 1 to {MAX_LIMIT}")
-    rows = fetch_dicts(cur, _LIST_SQL, {
-        "start_ns": start_ns, "end_ns": end_ns, "outcome": outcome, "task_type": task_type,
-        "tenant_id": tenant_id, "service_name": service_name, "ffh_kind": ffh_kind,
-        "ffh_name": ffh_name, "limit": limit})
+    rows = store.rows("list_tasks", {
+        "start_ns": start_ns, "end_ns": end_ns, "outcome": outcome, "ffh_kind": ffh_kind,
+        "ffh_name": ffh_name, "limit": limit, **task_filters(task_type, tenant_id, service_name)})
     return [_with_times(r) for r in rows]
 
 
-def get_task(cur, task_id: str) -> dict | None:
+def get_task(store: ReadStore, task_id: str) -> dict | None:
     """Answer: what happened in one task? None when unknown.
 
     Returns the task row (as in list_tasks) plus `first_failing_hop` {kind, name, reason,
     span_id, detail_span_id} (null when none), `spans` (a tree: each span's columns, `start`,
     `end`, parsed JSON columns and `children`) and `spans_truncated` (true past MAX_SPANS).
     """
-    rows = fetch_dicts(cur, _TASK_SQL, {"task_id": task_id})
+    rows = store.rows("task", {"task_id": task_id})
     if not rows:
         return None
     task = _with_times(rows[0])
-    spans = _task_spans(cur, task)
+    spans = _task_spans(store, task)
     return {**task, "first_failing_hop": _first_failing_hop(task), **_tree(spans)}
 
 
-def _task_spans(cur, task: dict) -> list[dict]:
+def _task_spans(store: ReadStore, task: dict) -> list[dict]:
     """The task's spans (at most MAX_SPANS + 1), in start order, without scanning every span.
 
     Spans of a task start within its interval give or take clock skew between services and
@@ -124,25 +73,33 @@ def _task_spans(cur, task: dict) -> list[dict]:
     count, start, end = task.get("span_count"), task.get("start_ns"), task.get("end_ns")
     params = {"task_id": task["task_id"], "limit": MAX_SPANS + 1}
     if count and start is not None and count <= MAX_SPANS:
-        spans = fetch_dicts(cur, _TASK_SPANS_BOUNDED_SQL, {
+        spans = store.rows("task_spans_bounded", {
             **params, "lo_ns": max(start - SPAN_SLACK_NS, -_NO_END_NS - 1),
             "hi_ns": _NO_END_NS if end is None else min(end + SPAN_SLACK_NS, _NO_END_NS)})
         if spans and all(s.pop("expected_spans") == len(spans) for s in spans):
             return spans
-    return fetch_dicts(cur, _TASK_SPANS_SQL, params)
+    return store.rows("task_spans", params)
 
 
-def get_trace(cur, trace_id: str) -> dict | None:
+def get_trace(store: ReadStore, trace_id: str) -> dict | None:
     """Answer: what are the spans of one trace, as a tree? None when unknown.
 
     Returns {trace_id, task_ids (the tasks its spans belong to), spans (tree as in get_task),
     spans_truncated}.
     """
-    spans = fetch_dicts(cur, _TRACE_SPANS_SQL, {"trace_id": trace_id, "limit": MAX_SPANS + 1})
+    spans = store.rows("trace_spans", {"trace_id": trace_id, "limit": MAX_SPANS + 1})
     if not spans:
         return None
     task_ids = sorted({s["task_id"] for s in spans if s["task_id"] is not None})
     return {"trace_id": trace_id, "task_ids": task_ids, **_tree(spans)}
+
+
+def task_trace_ids(store: ReadStore, task_ids: list[str]) -> dict[str, str]:
+    """Answer: which trace holds each of these tasks? Maps task_id to trace_id."""
+    if not task_ids:
+        return {}
+    return {r["task_id"]: r["trace_id"]
+            for r in store.rows("task_trace_ids", {"task_ids": task_ids})}
 
 
 def _with_times(row: dict) -> dict:

@@ -81,7 +81,7 @@ class IncidentTracker:
     # --- the round -------------------------------------------------------------------------
 
     def observe(self, now: float, alerts: Iterable[Alert], query: Any = None) -> None:
-        """Fold one evaluation round into the incidents (query: a DuckQuery, or None)."""
+        """Fold one evaluation round into the incidents (query: a MetricSource, or None)."""
         if not self.settings.enabled:
             return
         try:
@@ -90,7 +90,7 @@ class IncidentTracker:
             log.exception("incident tracking failed; retrying next round")
 
     def _observe(self, now: float, alerts: list[Alert], query: Any) -> None:
-        cur = getattr(query, "cur", None)
+        cur = getattr(query, "store", None)
         firing = sorted((a for a in alerts if a.state == State.FIRING
                          and not (self.inhibitor and self.inhibitor.mutes(a.labels, now))),
                         key=lambda a: (a.fired_at or now, a.fingerprint))
@@ -146,7 +146,8 @@ class IncidentTracker:
     def _onset(self, alert: Alert, detected: float, cur) -> float | None:
         if cur is None:
             return None
-        from agentsla.alerts.incidents.queries import first_failing_span_ns, scope_of
+        from agentsla.alerts.incidents.queries import scope_of
+        from agentsla.queries.spans import first_failing_span_ns
 
         window = self.rule_windows.get(alert.name, DEFAULT_WINDOW_S)
         start = min(alert.active_at, detected) - window

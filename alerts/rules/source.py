@@ -1,98 +1,25 @@
-"""Answer alert selectors from DuckDB: each metric family is one named query over the views.
+"""Answer alert selectors from the read store: each metric family is one named question.
 
-Task metrics use queries.sla, hop metrics queries.hops, root-cause context queries.root_causes.
-The questions the read side does not ask yet live here, as named functions over the views
-`spans` and `tasks`: provider_calls, spans_received, slo_window_counts, task_trace_ids.
+Task metrics use queries.sla, hop metrics queries.hops, provider and ingest metrics
+queries.spans, SLO burn queries.slo, root-cause context queries.root_causes and queries.tasks.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Mapping
 
 from agentsla.alerts.rules.catalog import METRICS
 from agentsla.alerts.rules.expr import Selector
 from agentsla.alerts.rules.samples import NS, Sample
 from agentsla.config import Config
-
-_PROVIDER_SQL = """
-select
-    -- the provider as OTel GenAI names it (gen_ai.system is the deprecated spelling)
-    coalesce(json_extract_string(attributes, '$."gen_ai.provider.name"'),
-             json_extract_string(attributes, '$."gen_ai.system"'),
-             hop_name) as provider,
-    hop_name as model,
-    count(*) as calls,
-    count(*) filter (where is_error) as errors
-from spans
-where hop_kind = 'model' and end_ns >= $start_ns and end_ns < $end_ns
-group by all
-"""
-
-_SPANS_RECEIVED_SQL = """
-select service_name, count(*) as spans
-from spans
-where received_ns >= $start_ns and received_ns < $end_ns
-group by service_name
-"""
-
-_SLO_COUNTS_SQL = """
-select
-    task_type,
-    count(*) filter (where outcome = 'success') as success,
-    count(*) filter (where outcome = 'degraded') as degraded,
-    count(*) as total
-from tasks
-where finished and outcome <> 'cancelled'
-  and end_ns >= $start_ns and end_ns < $end_ns
-  and ($task_type is null or task_type = $task_type)
-group by task_type
-"""
-
-_TRACE_IDS_SQL = """
-select task_id, trace_id
-from tasks
-where list_contains($task_ids, task_id)
-"""
-
-
-def _rows(cur, sql: str, params: Mapping[str, Any]) -> list[dict]:
-    cur.execute(sql, dict(params))
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def provider_calls(cur, start_ns: int, end_ns: int) -> list[dict]:
-    """Answer: how many model calls did each provider and model get, and how many failed?
-
-    Rows: provider (gen_ai.provider.name, else gen_ai.system, else the model), model, calls,
-    errors; over the model spans that ended in [start_ns, end_ns).
-    """
-    return _rows(cur, _PROVIDER_SQL, {"start_ns": start_ns, "end_ns": end_ns})
-
-
-def spans_received(cur, start_ns: int, end_ns: int) -> list[dict]:
-    """Answer: how many spans did agentsla receive in the window, per service?
-
-    Rows: service_name, spans; by arrival time (received_ns), not span time.
-    """
-    return _rows(cur, _SPANS_RECEIVED_SQL, {"start_ns": start_ns, "end_ns": end_ns})
-
-
-def slo_window_counts(cur, start_ns: int, end_ns: int, task_type: str | None = None) -> list[dict]:
-    """Answer: per task type, how many tasks finished in the window, and how many succeeded?
-
-    Rows: task_type, success, degraded, total (finished, cancelled excluded). Unlike
-    queries.slo.slo_status this takes any window, so burn-rate windows can scale with the period.
-    """
-    return _rows(cur, _SLO_COUNTS_SQL, {"start_ns": start_ns, "end_ns": end_ns,
-                                        "task_type": task_type})
-
-
-def task_trace_ids(cur, task_ids: list[str]) -> dict[str, str]:
-    """Answer: which trace holds each of these tasks? Maps task_id to trace_id."""
-    if not task_ids:
-        return {}
-    return {r["task_id"]: r["trace_id"] for r in _rows(cur, _TRACE_IDS_SQL, {"task_ids": task_ids})}
+from agentsla.contract import FailingHop
+from agentsla.queries.hops import hop_stats
+from agentsla.queries.root_causes import root_causes
+from agentsla.queries.sla import sla_by, sla_totals
+from agentsla.queries.slo import slo_window
+from agentsla.queries.spans import provider_calls, spans_received
+from agentsla.queries.store import ReadStore
+from agentsla.queries.tasks import task_trace_ids
 
 
 def _ratio(part: float | None, whole: float | None) -> float | None:
@@ -117,11 +44,11 @@ _HOP_MAXES = ("latency_p95_ms", "latency_p99_ms", "ttft_p95_ms", "attempts_per_c
               "quota_ratio")
 
 
-class DuckQuery:
-    """A query source over one DuckDB cursor: `select(selector, at_ns)` and `context(...)`."""
+class MetricSource:
+    """The alert metrics over one read store: `select(selector, at_ns)` and `context(...)`."""
 
-    def __init__(self, cur, config: Config, watching_since_ns: int = 0) -> None:
-        self.cur = cur
+    def __init__(self, store: ReadStore, config: Config, watching_since_ns: int = 0) -> None:
+        self.store = store
         self.config = config
         self.watching_since_ns = watching_since_ns
         quotas = (config.alerts.get("quotas") or {}).get("tokens_per_minute") or {}
@@ -142,15 +69,13 @@ class DuckQuery:
         return samples
 
     def _task(self, sel: Selector, start_ns: int, end_ns: int) -> list[Sample]:
-        from agentsla.queries.sla import sla_by, sla_totals
-
         eq = sel.equal_labels()
         task_type, tenant_id = eq.get("task_type"), eq.get("tenant_id")
         if sel.by:
-            rows = sla_by(self.cur, start_ns, end_ns, sel.by[0], task_type, tenant_id)
+            rows = sla_by(self.store, start_ns, end_ns, sel.by[0], task_type, tenant_id)
             labelled = [({sel.by[0]: r[sel.by[0]] or ""}, r) for r in rows]
         else:
-            labelled = [({}, sla_totals(self.cur, start_ns, end_ns, task_type, tenant_id))]
+            labelled = [({}, sla_totals(self.store, start_ns, end_ns, task_type, tenant_id))]
         field, count_field = _TASK_VALUES[sel.metric]
         out = []
         for labels, row in labelled:
@@ -164,10 +89,8 @@ class DuckQuery:
         return out
 
     def _hop(self, sel: Selector, start_ns: int, end_ns: int) -> list[Sample]:
-        from agentsla.queries.hops import hop_stats
-
         eq = sel.equal_labels()
-        rows = hop_stats(self.cur, start_ns, end_ns, hop_kind=eq.get("hop_kind"),
+        rows = hop_stats(self.store, start_ns, end_ns, hop_kind=eq.get("hop_kind"),
                          task_type=eq.get("task_type"), tenant_id=eq.get("tenant_id"),
                          limit=100_000)
         groups: dict[tuple, dict] = {}
@@ -188,7 +111,7 @@ class DuckQuery:
 
     def _provider(self, sel: Selector, start_ns: int, end_ns: int) -> list[Sample]:
         groups: dict[tuple, list[int]] = {}
-        for row in provider_calls(self.cur, start_ns, end_ns):
+        for row in provider_calls(self.store, start_ns, end_ns):
             labels = {"provider": row["provider"] or "", "model": row["model"] or ""}
             if all(m.matches(labels) for m in sel.matchers):
                 agg = groups.setdefault(tuple(labels[b] for b in sel.by), [0, 0])
@@ -203,7 +126,7 @@ class DuckQuery:
             # A dead-man's switch needs the zero, but only for a window agentsla watched whole:
             # a server started five minutes ago cannot say "nothing for ten minutes".
             groups[()] = 0
-        for row in spans_received(self.cur, start_ns, end_ns):
+        for row in spans_received(self.store, start_ns, end_ns):
             labels = {"service_name": row["service_name"] or ""}
             if all(m.matches(labels) for m in sel.matchers):
                 key = tuple(labels[b] for b in sel.by)
@@ -213,14 +136,10 @@ class DuckQuery:
     def _slo(self, sel: Selector, start_ns: int, end_ns: int) -> list[Sample]:
         eq = sel.equal_labels()
         out: list[Sample] = []
-        for row in slo_window_counts(self.cur, start_ns, end_ns, eq.get("task_type")):
+        for row in slo_window(self.store, self.config, start_ns, end_ns, eq.get("task_type")):
             labels = {"task_type": row["task_type"] or ""}
-            if not all(m.matches(labels) for m in sel.matchers):
-                continue
-            slo = self.config.slo_for(row["task_type"])
-            good = row["success"] + (row["degraded"] if slo.degraded_is_good else 0)
-            burn = (row["total"] - good) / row["total"] / (1 - slo.objective)
-            out.append(Sample(labels if sel.by else {}, burn, int(row["total"])))
+            if all(m.matches(labels) for m in sel.matchers):
+                out.append(Sample(labels if sel.by else {}, row["burn_rate"], int(row["total"])))
         if not sel.by and len(out) > 1:
             out = [max(out, key=lambda s: s.value)]  # all types together: the worst burning
         return out
@@ -228,11 +147,9 @@ class DuckQuery:
     def context(self, labels: Mapping[str, str], window_s: float, at_ns: int,
                 limit: int = 3) -> dict:
         """Describe the top root cause in an alert's scope: first failing hop and examples."""
-        from agentsla.queries.root_causes import root_causes
-
         rows = []
         for span_s in (window_s, max(window_s, 3600.0)):
-            rows = root_causes(self.cur, at_ns - int(span_s * NS), at_ns,
+            rows = root_causes(self.store, at_ns - int(span_s * NS), at_ns,
                                task_type=labels.get("task_type") or None,
                                tenant_id=labels.get("tenant_id") or None, limit=50)
             if rows:
@@ -242,17 +159,12 @@ class DuckQuery:
         hop = next((labels[k] for k in ("hop_name", "model", "tool") if labels.get(k)), None)
         row = next((r for r in rows if hop and r["ffh_name"] == hop), rows[0])
         task_ids = list(row["example_task_ids"] or [])[:limit]
-        traces = task_trace_ids(self.cur, task_ids)
-        return {"first_failing_hop": _hop_text(row), "first_failing_hop_share": row["share"],
+        traces = task_trace_ids(self.store, task_ids)
+        hop_value = FailingHop.from_row(row)
+        return {"first_failing_hop": hop_value and hop_value.to_json(),
+                "first_failing_hop_share": row["share"],
                 "example_task_ids": task_ids,
                 "example_trace_ids": [traces[t] for t in task_ids if t in traces]}
-
-
-def _hop_text(row: Mapping) -> str:
-    if not row.get("ffh_kind") and not row.get("ffh_name"):
-        return "unknown"
-    text = f"{row.get('ffh_kind') or '?'} {row.get('ffh_name') or '?'}"
-    return text + (f" ({row['ffh_reason']})" if row.get("ffh_reason") else "")
 
 
 def _accumulate(agg: dict, row: Mapping) -> None:

@@ -1,7 +1,7 @@
 """Findings: the timeout-budget failures agent platforms actually had, found in the spans.
 
-`find_findings(cur, start_ns, end_ns, kind, thresholds)` runs one module per finding type; each
-asks its questions as named SQL over the views `spans` and `tasks` (aggregated in DuckDB, one
+`find_findings(store, start_ns, end_ns, kind, thresholds)` runs one module per finding type; each
+asks its questions of the read store (queries.store) over the views `spans` and `tasks` (aggregated in DuckDB, one
 row per hop and rule) and shapes the rows into findings. See docs/findings.md.
 """
 
@@ -18,11 +18,12 @@ from agentsla.queries.findings import (budget_inversion, context_growth, duplica
 from agentsla.queries.findings._finding import SEVERITIES
 from agentsla.queries.findings.thresholds import (DEFAULT_THRESHOLDS, THRESHOLDS,
                                                   resolve_thresholds)
+from agentsla.queries.store import ReadStore
 
 __all__ = ["find_findings", "check_kind", "resolve_thresholds", "DEFAULT_THRESHOLDS", "THRESHOLDS",
            "DETECTORS"]
 
-#: Finding type -> its module (each has TYPE and detect(cur, params, thresholds)).
+#: Finding type -> its module (each has TYPE and detect(store, params, thresholds)).
 DETECTORS = {m.TYPE: m for m in (
     budget_inversion, missing_timeout, retry_amplification, ghost_work, wait_amplification,
     context_growth, rate_limit_masking, false_failover, runaway_loop, duplicate_side_effect,
@@ -40,7 +41,7 @@ def check_kind(kind: str | None) -> str | None:
     return kind
 
 
-def find_findings(cur, start_ns: int, end_ns: int, kind: str | None,
+def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
                   thresholds: Mapping[str, Any]) -> list[dict]:
     """List the findings whose evidence ended in [start_ns, end_ns), most severe first.
 
@@ -53,7 +54,7 @@ def find_findings(cur, start_ns: int, end_ns: int, kind: str | None,
     found: list[dict] = []
     for type_, module in DETECTORS.items():
         if kind is None or kind == type_:
-            found.extend(module.detect(cur, params, merged))
+            found.extend(module.detect(store, params, merged))
     found.sort(key=_rank)
     return found
 

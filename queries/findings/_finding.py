@@ -1,6 +1,7 @@
-"""Shared pieces of the finding questions: running bound SQL, shaping findings, formatting numbers.
+"""Shared pieces of the finding detectors: shaping findings and formatting numbers for hints.
 
-Every question returns one row per hop (or task type) and rule, already aggregated in DuckDB,
+Each question's SQL is queries/sql/<dialect>/findings/<question>.sql; those numbering attempts
+share the snippet `attempts`. Every question returns one row per hop (or task type) and rule, already aggregated in DuckDB,
 with the columns `hop_kind`, `hop_name` (or `task_type`), `examples` (a list of up to five
 {task_id, span_id}), `first_ns`, `last_ns` and its evidence numbers. Evidence time is the end of
 the evidence spans: a finding belongs to a window when some of its evidence ended inside it.
@@ -8,54 +9,12 @@ the evidence spans: a finding belongs to a window when some of its evidence ende
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterable, Mapping
 
-from agentsla.queries._sql import fetch_dicts
 from agentsla.queries.window import rfc3339
 
 SEVERITIES = ("critical", "warning", "info")
-_PARAM = re.compile(r"\$([a-z_][a-z0-9_]*)")
 _META = ("hop_kind", "hop_name", "task_type", "examples", "first_ns", "last_ns")
-
-
-#: CTEs `window_calls` and `attempts`: call spans that ended in the window, each with its logical
-#: call (`call_id`) and 0-based `attempt`, as materialization numbered them (docs/tasks.md,
-#: Attempts). Group by (trace_id, parent_span_id, hop_kind, hop_name, call_id) for one row per
-#: call. Spans not materialized yet (`call_id` null) fall back to their declared numbers: in a
-#: sibling group, each first attempt (`retry_attempt` null or 0) starts a call.
-ATTEMPTS_CTE = """
-window_calls as (
-    select
-        s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.hop_name,
-        s.start_ns, s.end_ns, s.duration_ms, s.is_error, s.error_type, s.hop_timeout_ms,
-        s.retry_attempt, s.call_id, s.attempt
-    from spans s
-    where s.end_ns >= $start_ns and s.end_ns < $end_ns
-      and s.parent_span_id is not null
-),
-attempts as (
-    select * exclude (retry_attempt)
-    from window_calls
-    where call_id is not null
-    union all by name
-    select
-        * exclude (retry_attempt, call_id, attempt),
-        'declared-' || sum(case when coalesce(retry_attempt, 0) = 0 then 1 else 0 end) over (
-            partition by trace_id, parent_span_id, hop_kind, hop_name
-            order by start_ns, coalesce(retry_attempt, 0)
-            rows unbounded preceding
-        ) as call_id,
-        coalesce(retry_attempt, 0) as attempt
-    from window_calls
-    where call_id is null
-)"""
-
-
-def run_question(cur, sql: str, params: Mapping[str, Any]) -> list[dict]:
-    """Run one finding question, binding only the parameters its SQL names."""
-    wanted = set(_PARAM.findall(sql))
-    return fetch_dicts(cur, sql, {k: v for k, v in params.items() if k in wanted})
 
 
 def make_finding(type_: str, rule: str, row: Mapping[str, Any], severity: str, hint: str,

@@ -1,13 +1,14 @@
 """GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind).
 
-`findings_answer(cur, ask)` follows queries/api.py's Endpoint convention (it runs in a worker
-thread with its own cursor; errors are AgentslaError, turned into statuses by the API).
+`findings_answer(store, ask)` follows api/app.py's Endpoint convention (it runs in a worker
+thread with its own read store; errors are AgentslaError, turned into statuses by the API).
 """
 
 from __future__ import annotations
 
 from agentsla.contract import FINDING_TYPES
 from agentsla.queries.findings import check_kind, find_findings
+from agentsla.queries.store import ReadStore
 
 #: Query parameters of the route (the API refuses others).
 PARAMS = ("from", "to", "window", "kind")
@@ -37,9 +38,9 @@ KIND_PARAM = {"name": "kind", "in": "query", "required": False,
               "schema": {"type": "string", "enum": list(FINDING_TYPES)}}
 
 
-def findings_answer(cur, ask) -> dict:
+def findings_answer(store: ReadStore, ask) -> dict:
     """Answer GET /api/v1/findings: {window, kind, findings} over the request's window."""
     kind = check_kind(ask.get("kind"))  # 400 before any query runs
     window = ask.window()
-    found = find_findings(cur, window.start_ns, window.end_ns, kind, ask.config.findings)
+    found = find_findings(store, window.start_ns, window.end_ns, kind, ask.config.findings)
     return {"window": window.as_json(), "kind": kind, "findings": found}

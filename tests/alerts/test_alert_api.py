@@ -13,6 +13,7 @@ from serverproc import serving
 from agentsla.alerts.service import AlertService
 from agentsla.cli import main
 from agentsla.config import load_config
+from agentsla.queries.engines.duckdb import cursor_stores
 
 NOW = 1_700_000_000.0
 
@@ -20,7 +21,7 @@ NOW = 1_700_000_000.0
 def _service(con, tmp_path, token=""):
     config = load_config(environ={"AGENTSLA_API_TOKEN": token} if token else {})
     config = dataclasses.replace(config, alerts={"slo_rules": False})
-    return AlertService(config, con.cursor, tmp_path, None, clock=lambda: NOW)
+    return AlertService(config, cursor_stores(con), tmp_path, None, clock=lambda: NOW)
 
 
 def _client(service):

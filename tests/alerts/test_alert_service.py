@@ -12,6 +12,7 @@ from queryrows import NS, T0, insert, span
 from agentsla.alerts.notify.webhook.notifier import verify
 from agentsla.alerts.service import AlertService
 from agentsla.config import load_config
+from agentsla.queries.engines.duckdb import cursor_stores
 
 SECRET = "whsec_c2VjcmV0LWtleS1mb3ItdGVzdHM="
 T = T0 / NS  # unix seconds of the fixture's "now"
@@ -49,7 +50,7 @@ def _tool_traffic(con, tool: str, calls: int, errors: int, end_ms: float) -> Non
 
 
 def _service(con, tmp_path, hook):
-    return AlertService(_config(tmp_path, hook.url), con.cursor, tmp_path / "data",
+    return AlertService(_config(tmp_path, hook.url), cursor_stores(con), tmp_path / "data",
                         "http://dash.example")
 
 

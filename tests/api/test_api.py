@@ -17,6 +17,7 @@ from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.api import openapi
 from agentsla.api.app import ROUTES, create_api_app
+from agentsla.queries.engines.duckdb import cursor_stores
 from spanfactory import BASE_NS, make_span
 
 NS = 1_000_000_000
@@ -69,7 +70,7 @@ class Client:
 def _client(store, token: str = "", connect=None) -> Client:
     config = load_config(environ={})
     config = dataclasses.replace(config, server=dataclasses.replace(config.server, api_token=token))
-    app = create_api_app(connect or store.cursor, config, lambda: {"queue_bytes": 0},
+    app = create_api_app(connect or cursor_stores(store), config, lambda: {"queue_bytes": 0},
                          stats=lambda: {"spans_accepted_total": 5, "spans_refused_total": 0},
                          now=lambda: NOW)
     return Client(app)

@@ -13,6 +13,7 @@ from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.service import AlertService
 from agentsla.collector.store.schema import migrate
 from agentsla.config import load_config
+from agentsla.queries.engines.duckdb import cursor_stores
 from serverproc import free_port, serving
 from seed import APP
 
@@ -27,7 +28,7 @@ def incident_api(tmp_path):
     migrate(con)
     config = dataclasses.replace(load_config(environ={}), alerts={"slo_rules": False,
                                                                   "default_rules": False})
-    service = AlertService(config, con.cursor, tmp_path, clock=lambda: T + 300)
+    service = AlertService(config, cursor_stores(con), tmp_path, clock=lambda: T + 300)
     alert = Alert({"alertname": "TaskSuccessLow", "severity": "P0", "task_type": "chat"},
                   {"summary": f"chat fails {SCRIPT}"}, State.FIRING, 0.5, T - 60, fired_at=T,
                   context={"first_failing_hop": "model gpt-4o (timeout)",

@@ -12,7 +12,7 @@ TR2 = "2" * 32
 
 
 @pytest.fixture
-def tasks(con):
+def tasks(con, store):
     t1 = task("t1", end_s=10, duration_ms=10_000, budget_total_ms=20_000.0,
               trace_id="f" * 32, root_span_id="r")
     t2 = task("t2", end_s=1, duration_ms=1_000, trace_id=TR2, root_span_id="r")
@@ -29,7 +29,7 @@ def tasks(con):
         span("r", None, 0, 1_000, task_id="t2", trace_id=TR2, hop_kind="gateway"),
         span("m", "r", 0, 600, task_id="t2", trace_id=TR2, hop_kind="model"),
     ])
-    return con
+    return store
 
 
 def test_waterfall(tasks):

@@ -11,7 +11,7 @@ START, END = T0, T0 + 60 * NS
 
 
 @pytest.fixture
-def calls(con):
+def calls(con, store):
     m = {"hop_kind": "model", "hop_name": "gpt-4"}
     insert(con, tasks=[task("t1", task_type="chat"), task("t2", task_type="search")], spans=[
         span("r", None, 0, 5000, hop_kind="gateway", hop_name="gw"),
@@ -27,7 +27,7 @@ def calls(con):
         span("late", "a", 65_000, 70_000, **m),  # ends after the window
         span("o", None, 0, 100, task_id="t2", trace_id="e" * 32, **m),
     ])
-    return con
+    return store
 
 
 def test_model_hop_attempts_rates_and_percentiles(calls):

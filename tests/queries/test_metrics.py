@@ -36,12 +36,13 @@ def test_ingest_counters_come_from_health_by_default():
     from agentsla.collector.store.schema import migrate
     from agentsla.config import load_config
     from agentsla.api.app import _metrics, Ask
+    from agentsla.queries.engines.duckdb import DuckDBStore
 
     con = duckdb.connect()
     migrate(con)
     health = {"ingest": {"accepted_spans": 7, "queued_bytes": 12, "note": "text is skipped"}}
     ask = Ask({}, {}, load_config(environ={}), 10**18, lambda: health)
-    text = _metrics(con.cursor(), ask).body.decode()
+    text = _metrics(DuckDBStore(con.cursor()), ask).body.decode()
     assert "# TYPE agentsla_ingest_accepted_spans_total counter\nagentsla_ingest_accepted_spans_total 7" in text
     assert "# TYPE agentsla_ingest_queued_bytes gauge\nagentsla_ingest_queued_bytes 12" in text
     assert "note" not in text

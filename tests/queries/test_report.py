@@ -15,6 +15,7 @@ from agentsla.client import ApiClient
 from agentsla.commands import report
 from agentsla.config import load_config
 from agentsla.api.app import create_api_app
+from agentsla.queries.engines.duckdb import cursor_stores
 from queryrows import NS, T0, insert, task
 
 
@@ -41,7 +42,7 @@ def client(tmp_path):
     timeout = {"ffh_kind": "model", "ffh_name": "gpt-4o", "ffh_reason": "timeout"}
     insert(con, tasks=[task("ok", end_s=10, duration_ms=800),
                        task("bad", "failed", end_s=20, duration_ms=31_000, **timeout)])
-    app = create_api_app(con.cursor, load_config(environ={}), dict, now=lambda: T0 + 60 * NS)
+    app = create_api_app(cursor_stores(con), load_config(environ={}), dict, now=lambda: T0 + 60 * NS)
     yield ApiClient("http://api.test", transport=_bridge(app))
     con.close()
 

@@ -14,7 +14,7 @@ TOOL = {"ffh_kind": "tool", "ffh_name": "search", "ffh_reason": "server_error"}
 
 
 @pytest.fixture
-def blamed(con):
+def blamed(con, store):
     insert(con, tasks=[
         task("a1", "failed", end_s=10, duration_ms=30_000, **TIMEOUT),
         task("a2", "budget_exhausted", end_s=20, duration_ms=60_000, **TIMEOUT),
@@ -26,7 +26,7 @@ def blamed(con):
         task("lost", "lost", end_s=5, **TIMEOUT),              # lost tasks carry no blame
         task("old", "failed", end_s=-5, **TIMEOUT),            # before the window
     ])
-    return con
+    return store
 
 
 def test_pareto_order_shares_and_seconds(blamed):
@@ -42,15 +42,15 @@ def test_pareto_order_shares_and_seconds(blamed):
     assert rows[1]["rejected"] == 1
 
 
-def test_ties_break_on_seconds_lost(con):
+def test_ties_break_on_seconds_lost(con, store):
     insert(con, tasks=[task("x", "failed", end_s=1, duration_ms=1000, **TOOL),
                        task("y", "failed", end_s=1, duration_ms=5000, **RATE)])
-    assert [r["ffh_reason"] for r in root_causes(con, START, END)] == ["rate_limited", "server_error"]
+    assert [r["ffh_reason"] for r in root_causes(store, START, END)] == ["rate_limited", "server_error"]
 
 
-def test_examples_capped_at_five(con):
+def test_examples_capped_at_five(con, store):
     insert(con, tasks=[task(f"t{i}", "failed", end_s=i, **TOOL) for i in range(8)])
-    (row,) = root_causes(con, START, END)
+    (row,) = root_causes(store, START, END)
     assert row["example_task_ids"] == ["t7", "t6", "t5", "t4", "t3"]
 
 

@@ -12,7 +12,7 @@ START, END = T0, T0 + 60 * NS  # the window [T0, T0+60s)
 
 
 @pytest.fixture
-def traffic(con):
+def traffic(con, store):
     """Seven rated finished tasks, one cancelled, one in progress, and three outside the window."""
     b = {"budget_total_ms": 10_000.0}
     insert(con, tasks=[
@@ -29,7 +29,7 @@ def traffic(con):
         task("late", "failed", end_s=70),                             # ends after the window
         task("edge", "failed", end_s=60),                             # end on the upper bound: out
     ])
-    return con
+    return store
 
 
 def test_totals_exact(traffic):
@@ -115,6 +115,7 @@ def test_through_the_writer_late_root_and_lost_task(tmp_path):
     from agentsla.collector.store.database import open_store
     from agentsla.collector.store.writer import TaskWriter
     from agentsla.config import load_config
+    from agentsla.queries.engines.duckdb import DuckDBStore
     from spanfactory import make_span
 
     con = open_store(tmp_path / "db.duckdb")
@@ -127,13 +128,13 @@ def test_through_the_writer_late_root_and_lost_task(tmp_path):
                        start_ms=0, end_ms=100)
     writer.write([child, orphan], now_ns=T0 + 1 * NS)
     window = (T0, T0 + 3600 * NS)
-    row = sla_totals(con, *window)
+    row = sla_totals(DuckDBStore(con), *window)
     assert (row["finished"], row["in_progress"], row["success_rate"]) == (0, 2, None)
     writer.write([late_root], now_ns=T0 + 3 * NS)       # the root arrives late
-    row = sla_totals(con, *window)
+    row = sla_totals(DuckDBStore(con), *window)
     assert (row["finished"], row["success"], row["in_progress"]) == (1, 1, 1)
     assert writer.sweep_lost(now_ns=T0 + 20 * NS) == 1  # 1 s + 10 s budget + 5 s grace passed
-    row = sla_totals(con, *window)
+    row = sla_totals(DuckDBStore(con), *window)
     assert (row["finished"], row["success"], row["lost"], row["in_progress"]) == (2, 1, 1, 0)
     assert (row["success_rate"], row["lost_rate"]) == (0.5, 0.5)
     assert row["gateway_answered"] == 1  # the lost task never answered

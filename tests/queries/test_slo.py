@@ -29,7 +29,7 @@ def config():
 
 
 @pytest.fixture
-def traffic(con):
+def traffic(con, store):
     rows = [aged("c-f", "failed", 1 * M, "chat"), aged("c-x", "cancelled", 1 * M, "chat"),
             aged("c-d", "degraded", 10 * M, "chat"), aged("c-l", "lost", 2 * D, "chat"),
             aged("c-old", "failed", 40 * D, "chat")]
@@ -39,7 +39,7 @@ def traffic(con):
              aged("s-f", "failed", 2 * D, "search")]
     rows += [aged(f"s-h{i}", "success", 12 * H, "search") for i in range(18)]
     insert(con, tasks=rows)
-    return con
+    return store
 
 
 def test_burn_rates_and_budget(traffic, config):

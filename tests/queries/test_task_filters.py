@@ -8,6 +8,7 @@ import pytest
 
 from agentsla.collector.store.schema import migrate
 from agentsla.queries.budget import budget_waterfall
+from agentsla.queries.engines.duckdb import DuckDBStore
 from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.queries.root_causes import root_cause_series, root_causes
 from agentsla.queries.sla import sla_by, sla_series, sla_totals
@@ -44,7 +45,7 @@ def two_services():
         span("m", "r", 26_100, 29_000, task_id="b1", trace_id=tb1, hop_kind="model",
              hop_name="gpt-4", error_type="timeout"),
     ])
-    yield con
+    yield DuckDBStore(con)
     con.close()
 
 

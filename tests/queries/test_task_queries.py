@@ -14,7 +14,7 @@ FFH = {"ffh_kind": "tool", "ffh_name": "search", "ffh_reason": "timeout", "ffh_s
 
 
 @pytest.fixture
-def data(con):
+def data(con, store):
     insert(con, tasks=[
         task("t1", "failed", end_s=30, trace_id="f" * 32, root_span_id="r", **FFH),
         task("t2", "success", end_s=40, task_type="search"),
@@ -29,7 +29,7 @@ def data(con):
         span("c1", "c2", 2, 3, hop_kind="other"),               # malformed: a parent cycle
         span("c2", "c1", 2, 3, hop_kind="other"),
     ])
-    return con
+    return store
 
 
 @pytest.mark.parametrize("filters, ids", [

@@ -16,6 +16,7 @@ from agentsla.collector.processing.normalize import normalize_request
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
+from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.simulator import run
 
 #: Healthy traffic, then a database tool without a timeout hangs; its breaker opens.
@@ -83,7 +84,7 @@ def alert_config(tmp: Path, hook_url: str):
 
 def service(con, config, data_dir: Path, now: float) -> AlertService:
     """An AlertService over a DuckDB connection with a fixed clock."""
-    return AlertService(config, con.cursor, data_dir, clock=lambda: now)
+    return AlertService(config, cursor_stores(con), data_dir, clock=lambda: now)
 
 
 def drive(svc: AlertService, start: float, end: float) -> None:

@@ -9,17 +9,18 @@ import pytest
 from queryrows import NS, T0, insert, span, task
 
 from agentsla.alerts.rules.expr import parse
-from agentsla.alerts.rules.source import DuckQuery
+from agentsla.alerts.rules.source import MetricSource
 from agentsla.alerts.rules.samples import evaluate
 from agentsla.config import SloObjective, load_config
+from agentsla.queries.engines.duckdb import DuckDBStore
 
 AT = T0 + 3600 * NS  # evaluate one hour after T0
 
 
-def _query(con, **alerts) -> DuckQuery:
+def _query(con, **alerts) -> MetricSource:
     config = dataclasses.replace(load_config(environ={}), alerts=alerts,
                                  slos=(SloObjective("chat", 0.99), SloObjective("*", 0.999)))
-    return DuckQuery(con.cursor(), config)
+    return MetricSource(DuckDBStore(con.cursor()), config)
 
 
 def _values(con, text, **alerts):
@@ -120,7 +121,7 @@ def test_predict_linear_extrapolates(con):
 
 def test_dead_mans_switch_waits_until_it_watched_a_whole_window(con):
     config = dataclasses.replace(load_config(environ={}), alerts={})
-    just_started = DuckQuery(con.cursor(), config, watching_since_ns=AT - 5 * 60 * NS)
+    just_started = MetricSource(DuckDBStore(con.cursor()), config, watching_since_ns=AT - 5 * 60 * NS)
     assert evaluate(parse("spans_ingested [10m] == 0"), just_started, AT) == []
-    watched = DuckQuery(con.cursor(), config, watching_since_ns=AT - 10 * 60 * NS)
+    watched = MetricSource(DuckDBStore(con.cursor()), config, watching_since_ns=AT - 10 * 60 * NS)
     assert len(evaluate(parse("spans_ingested [10m] == 0"), watched, AT)) == 1

@@ -20,6 +20,7 @@ from agentsla.commands import findings as findings_command
 from agentsla.config import load_config
 from agentsla.errors import PermanentError
 from agentsla.api.app import create_api_app
+from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings import THRESHOLDS
 
 NOW = BASE_NS + 600 * 1_000_000_000
@@ -37,14 +38,14 @@ def _bridge(app) -> httpx.MockTransport:
 
 
 @pytest.fixture
-def client(load):
+def client(load_database):
     t = Trace(root_end_ms=50_000, error_type="timeout", status_code="error")
     t.child(t.root, "model", "gpt-4o", 10, 45_010, hop_timeout_ms=45_000, retry_max=2,
             error_type="timeout")
-    cur = load(t.rows)
+    con = load_database(t.rows)
     config = load_config(environ={})
     overrides = dataclasses.replace(config, findings={"budget_inversion_min_share": 0.5})
-    app = create_api_app(lambda: cur.cursor(), overrides, dict, now=lambda: NOW)
+    app = create_api_app(cursor_stores(con), overrides, dict, now=lambda: NOW)
     return ApiClient("http://api.test", transport=_bridge(app))
 
 

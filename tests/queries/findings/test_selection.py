@@ -35,8 +35,8 @@ def two_ghosts(load_module):
     (0, 25, 0),                    # the ghost span ends at 25.0 s: the window is half-open
 ])
 def test_window_selects_findings_by_evidence_end(two_ghosts, start_s, end_s, tasks):
-    cur, early, late = two_ghosts
-    found = find_findings(cur, BASE_NS + start_s * S, BASE_NS + end_s * S, "ghost_work", {})
+    store, early, late = two_ghosts
+    found = find_findings(store, BASE_NS + start_s * S, BASE_NS + end_s * S, "ghost_work", {})
     if not tasks:
         assert found == []
         return
@@ -47,8 +47,8 @@ def test_window_selects_findings_by_evidence_end(two_ghosts, start_s, end_s, tas
 
 
 def test_finding_shape(two_ghosts):
-    cur, early, late = two_ghosts
-    (f,) = find_findings(cur, BASE_NS, BASE_NS + 2 * LATE_S * S, None, {})
+    store, early, late = two_ghosts
+    (f,) = find_findings(store, BASE_NS, BASE_NS + 2 * LATE_S * S, None, {})
     assert f["type"] == "ghost_work" and f["severity"] == "warning"
     assert f["hop"] == {"kind": "model", "name": "gpt-4o"}
     assert f["evidence"] == {"spans": 2, "started_after_cutoff": 0, "tasks": 2,
@@ -60,10 +60,10 @@ def test_finding_shape(two_ghosts):
 
 
 def test_kind_limits_and_unknown_kind_is_refused(two_ghosts):
-    cur, *_ = two_ghosts
-    assert find_findings(cur, BASE_NS, BASE_NS + 2 * LATE_S * S, "stream_stall", {}) == []
+    store, *_ = two_ghosts
+    assert find_findings(store, BASE_NS, BASE_NS + 2 * LATE_S * S, "stream_stall", {}) == []
     with pytest.raises(PermanentError, match="bad kind 'ghosts'"):
-        find_findings(cur, BASE_NS, BASE_NS + 2 * LATE_S * S, "ghosts", {})
+        find_findings(store, BASE_NS, BASE_NS + 2 * LATE_S * S, "ghosts", {})
 
 
 @pytest.mark.parametrize("overrides, found", [
@@ -73,8 +73,8 @@ def test_kind_limits_and_unknown_kind_is_refused(two_ghosts):
     ({"ghost_work_critical_s": 10}, 1),        # same finding, now critical
 ])
 def test_thresholds_override_defaults(two_ghosts, overrides, found):
-    cur, *_ = two_ghosts
-    result = find_findings(cur, BASE_NS, BASE_NS + 2 * LATE_S * S, None, overrides)
+    store, *_ = two_ghosts
+    result = find_findings(store, BASE_NS, BASE_NS + 2 * LATE_S * S, None, overrides)
     assert len(result) == found
     if "ghost_work_critical_s" in overrides:
         assert result[0]["severity"] == "critical"

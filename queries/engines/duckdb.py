@@ -1,0 +1,53 @@
+"""The DuckDB read store: named questions over one connection or cursor of the agentsla file.
+
+A DuckDB cursor belongs to one thread, so each request (API) or evaluation round (alerts)
+opens its own store over a fresh cursor (`cursor_stores`) and closes it when done. DuckDB 2.0
+invalidates a pending result when the same cursor runs the next statement, so every result is
+fetched whole before the call returns.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import duckdb
+import pyarrow as pa
+
+from agentsla.queries.store import bound, plain, question_sql
+
+
+class DuckDBStore:
+    """A ReadStore over one DuckDB connection or cursor (see queries.store.ReadStore)."""
+
+    dialect = "duckdb"
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+
+    def rows(self, question: str, params: Mapping[str, Any] | None = None,
+             **fragments: str) -> list[dict]:
+        """Run one question; return its rows as dicts (NaN and infinities as None)."""
+        sql = question_sql(self.dialect, question, fragments)
+        self._con.execute(sql, bound(sql, params))
+        names = [d[0] for d in self._con.description]
+        return [{n: plain(v) for n, v in zip(names, row)} for row in self._con.fetchall()]
+
+    def arrow(self, question: str, params: Mapping[str, Any] | None = None,
+              **fragments: str) -> pa.Table:
+        """Run one question; return its result as an Arrow table."""
+        sql = question_sql(self.dialect, question, fragments)
+        # through a relation: Arrow from an execute() result would copy the rows once more
+        return self._con.sql(sql, params=bound(sql, params)).to_arrow_table()
+
+    def interrupt(self) -> None:
+        """Interrupt the running query, which then raises duckdb.InterruptException."""
+        self._con.interrupt()
+
+    def close(self) -> None:
+        """Close the cursor (or connection) this store runs on."""
+        self._con.close()
+
+
+def cursor_stores(con: duckdb.DuckDBPyConnection) -> Callable[[], DuckDBStore]:
+    """Return a factory of stores, each over a fresh cursor of `con` (one per thread)."""
+    return lambda: DuckDBStore(con.cursor())

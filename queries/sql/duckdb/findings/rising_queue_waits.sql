@@ -1,0 +1,48 @@
+-- queries.findings.saturation.rising_queue_waits: which queues' p90 wait rose from the first to the last quarter of their evidence?
+with waits as (
+    select s.task_id, s.span_id, s.hop_kind, s.hop_name, s.duration_ms, s.end_ns,
+           t.budget_total_ms
+    from spans s
+    left join tasks t on t.task_id = s.task_id
+    where s.end_ns >= $start_ns and s.end_ns < $end_ns
+      and s.hop_kind = 'queue'
+),
+spread as (
+    select hop_kind, hop_name, min(end_ns) as lo_ns, max(end_ns) as hi_ns
+    from waits
+    group by hop_kind, hop_name
+),
+quarters as (
+    -- the first and the last quarter of the hop's evidence time range
+    select
+        w.*,
+        w.end_ns < s.lo_ns + (s.hi_ns - s.lo_ns) // 4 as early,
+        w.end_ns >= s.hi_ns - (s.hi_ns - s.lo_ns) // 4 as late
+    from waits w
+    join spread s on s.hop_kind is not distinct from w.hop_kind
+                 and s.hop_name is not distinct from w.hop_name
+),
+compared as (
+    select
+        hop_kind, hop_name,
+        count(*) as waits,
+        quantile_cont(duration_ms, 0.9) filter (where early) as early_p90_ms,
+        quantile_cont(duration_ms, 0.9) filter (where late) as late_p90_ms,
+        max(duration_ms) as max_wait_ms,
+        median(budget_total_ms) filter (where late) as late_budget_ms,
+        count(*) filter (where early) as early_waits,
+        arg_max({'task_id': task_id, 'span_id': span_id}, duration_ms, 5)
+            filter (where late) as examples,
+        min(end_ns) as first_ns,
+        max(end_ns) as last_ns
+    from quarters
+    group by hop_kind, hop_name
+)
+select *
+from compared
+where early_waits >= 3
+  and late_p90_ms >= $saturation_min_wait_ms
+  and late_p90_ms >= $saturation_wait_growth * early_p90_ms
+  -- a wait that rose but leaves most of the budget is not yet saturation
+  and (late_budget_ms is null or late_p90_ms >= $saturation_budget_share * late_budget_ms)
+order by late_p90_ms desc

@@ -1,0 +1,72 @@
+-- queries.findings.budget_inversion.timeouts_exceeding_budget_left: which hops' timeout × remaining attempts exceeded what their caller had left?
+with timed_calls as (
+    -- calls with a timeout that ended in the window
+    select trace_id, span_id, parent_span_id, task_id, hop_kind, hop_name, start_ns, end_ns,
+           hop_timeout_ms, retry_max,
+           coalesce(attempt, retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
+           budget_remaining_ms
+    from spans
+    where end_ns >= $start_ns and end_ns < $end_ns
+      and hop_timeout_ms > 0
+      and parent_span_id is not null
+),
+placed as (
+    select
+        c.task_id, c.span_id, c.hop_kind, c.hop_name, c.end_ns, c.hop_timeout_ms,
+        -- attempts this call may still make, itself included
+        greatest(coalesce(c.retry_max, 0) + 1 - c.attempt, 1) as attempts_left,
+        coalesce(
+            c.budget_remaining_ms,
+            p.budget_remaining_ms - (c.start_ns - p.start_ns) / 1e6,
+            t.budget_total_ms - (c.start_ns - t.start_ns) / 1e6
+        ) as budget_left_ms,
+        case when p.hop_timeout_ms > 0
+             then p.hop_timeout_ms - (c.start_ns - p.start_ns) / 1e6 end as parent_left_ms,
+        case when r.hop_timeout_ms > 0
+             then r.hop_timeout_ms - (c.start_ns - r.start_ns) / 1e6 end as root_left_ms,
+        p.hop_name as parent_name, r.hop_name as root_name,
+        t.outcome in ('failed', 'budget_exhausted', 'lost') as task_bad
+    from timed_calls c
+    left join spans p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+    left join tasks t on t.task_id = c.task_id
+    left join spans r on r.trace_id = t.trace_id and r.span_id = t.root_span_id
+),
+judged as (
+    select
+        *,
+        least(budget_left_ms, parent_left_ms, root_left_ms) as left_ms,  -- least() skips nulls
+        hop_timeout_ms * attempts_left as worst_ms,
+        -- which limit was the tightest, for the hint
+        case least(budget_left_ms, parent_left_ms, root_left_ms)
+            when parent_left_ms then parent_name
+            when root_left_ms then root_name
+            else 'the task budget'
+        end as bound_by
+    from placed
+),
+flagged as (
+    select *, left_ms > 0 and worst_ms > left_ms as inverted
+    from judged
+)
+select
+    hop_kind, hop_name,
+    count(*) as calls,
+    count(*) filter (where inverted) as inverted_calls,
+    count(*) filter (where inverted and hop_timeout_ms > left_ms) as timeout_alone_exceeds,
+    count(distinct task_id) filter (where inverted and task_bad) as bad_tasks,
+    -- the call that overshot most, for the headline arithmetic
+    arg_max(hop_timeout_ms, worst_ms - left_ms) filter (where inverted) as timeout_ms,
+    arg_max(attempts_left, worst_ms - left_ms) filter (where inverted) as attempts,
+    arg_max(worst_ms, worst_ms - left_ms) filter (where inverted) as worst_case_ms,
+    arg_max(left_ms, worst_ms - left_ms) filter (where inverted) as left_ms,
+    arg_max(bound_by, worst_ms - left_ms) filter (where inverted) as bound_by,
+    median(left_ms) filter (where inverted) as median_left_ms,
+    arg_max({'task_id': task_id, 'span_id': span_id}, worst_ms - left_ms, 5)
+        filter (where inverted) as examples,
+    min(end_ns) filter (where inverted) as first_ns,
+    max(end_ns) filter (where inverted) as last_ns
+from flagged
+group by hop_kind, hop_name
+having count(*) filter (where inverted) > 0
+   and count(*) filter (where inverted) >= $budget_inversion_min_share * count(*)
+order by inverted_calls desc
