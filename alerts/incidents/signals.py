@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+import time
 from typing import Any
 
 from agentsla.alerts.incidents.store import Incident, IncidentStore
@@ -20,17 +22,25 @@ from agentsla.alerts.rules.samples import NS
 
 log = logging.getLogger("agentsla.alerts.incidents.tracker")
 WATCH_AFTER_CLOSE_S = 3600.0
+#: The incident data keys enrichment owns.
+_ENRICHED = ("impact", "root_causes", "pareto_top", "findings", "findings_seen")
 _FINDING_SEVERITY = {"critical": "critical", "warning": "warning", "info": "info"}
 
 
 class Signals:
     """Collect notifications, silences, snapshots, Pareto shifts and findings into timelines."""
 
-    def __init__(self, store: IncidentStore, settings, config=None) -> None:
+    def __init__(self, store: IncidentStore, settings, config=None, lock=None) -> None:
         self.store, self.settings, self.config = store, settings, config
+        # held by the tracker's round and API edits: enrichment runs in its own thread
+        self.lock = lock or threading.RLock()
 
-    def collect(self, now: float, cur=None) -> None:
-        """Run the sources for the watched incidents."""
+    def collect(self, now: float, cur=None, deadline: float | None = None) -> None:
+        """Run the sources for the watched incidents; stop the DuckDB ones at `deadline`.
+
+        `deadline` is on time.monotonic(); the incidents not reached wait for the next call,
+        the final totals of closed incidents first, then the longest without a snapshot.
+        """
         watched = [i for i in self.store.list(since=now - WATCH_AFTER_CLOSE_S)
                    if i.state == "open" or (i.closed_at or now) >= now - WATCH_AFTER_CLOSE_S]
         if not watched:
@@ -41,16 +51,38 @@ class Signals:
         self._silences(watched, members, since)
         if cur is None or self.config is None:
             return
-        for incident in watched:
-            due = incident.last_snapshot_at is None or \
-                now - incident.last_snapshot_at >= self.settings.snapshot_interval_s
-            if incident.state == "open" and due:
+        for incident in sorted(watched, key=_urgency):
+            if deadline is not None and time.monotonic() >= deadline:
+                log.warning("incident enrichment ran out of its budget; the rest waits")
+                return
+            if incident.data.get("totals_due"):
+                self._guarded(self._final, incident, now, cur)
+            elif incident.state == "open" and self._snapshot_due(incident, now):
                 self._guarded(self.snapshot, incident, now, cur)
 
-    def finish(self, incident: Incident, now: float, cur=None) -> None:
-        """Take the final impact and root causes over the whole incident (before it is saved)."""
-        if cur is not None and self.config is not None:
-            self._guarded(self._totals, incident, incident.resolved_at or now, cur)
+    def _snapshot_due(self, incident: Incident, now: float) -> bool:
+        last = incident.last_snapshot_at
+        return last is None or now - last >= self.settings.snapshot_interval_s
+
+    def finish(self, incident: Incident) -> None:
+        """Mark a closing incident for its final impact and root causes (the next collect)."""
+        incident.data["totals_due"] = True
+
+    def _final(self, incident: Incident, now: float, cur) -> None:
+        self._totals(incident, incident.resolved_at or now, cur)
+        self._save(incident, totals_done=True)
+
+    def _save(self, incident: Incident, totals_done: bool = False) -> None:
+        # Merge onto the stored incident: the round or an acknowledgement may have changed it
+        # since this thread read it, and those changes must survive.
+        with self.lock:
+            fresh = self.store.get(incident.id)
+            fresh.data.update({k: incident.data[k] for k in _ENRICHED if k in incident.data})
+            fresh.last_snapshot_at = incident.last_snapshot_at
+            if totals_done:
+                fresh.data.pop("totals_due", None)
+            self.store.save(fresh)
+
 
     def _guarded(self, fn, incident: Incident, now: float, cur) -> None:
         try:
@@ -120,7 +152,7 @@ class Signals:
         self._pareto(incident, now, cur, start, end, scope)
         self._findings(incident, now, cur, start, end)
         self._totals(incident, now, cur)
-        self.store.save(incident)
+        self._save(incident)
 
     def _pareto(self, incident: Incident, now: float, cur, start: int, end: int, scope) -> None:
         from agentsla.alerts.rules.source import _hop_text, task_trace_ids
@@ -177,6 +209,11 @@ class Signals:
         incident.data["impact"] = impact(cur, self.config, start, end, scope)
         incident.data["root_causes"] = [_pareto_row(r) for r in root_causes(
             cur, start, end, scope["task_type"], scope["tenant_id"], limit=5)]
+
+
+def _urgency(incident: Incident) -> tuple:
+    # final totals first, then the incident that waited longest for a snapshot
+    return (not incident.data.get("totals_due"), incident.last_snapshot_at or 0.0)
 
 
 def _snapshot_title(snap: dict[str, Any]) -> str:

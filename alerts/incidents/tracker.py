@@ -11,12 +11,15 @@ alert resolved (the end of the impact), `closed_at` when the quiet period ran ou
 Lifecycle: started (the first failing span in the first alert's scope, looked for in the rule's
 window before the alert went pending), detected (first alert fired), acknowledged and mitigated
 (API/CLI), resolved. The timeline sources (snapshots, Pareto, findings, notifications, silences)
-are in alerts/incident_signals.py.
+are in alerts/incidents/signals.py; `enrich()` collects them in the alert service's
+enrichment worker (alerts/enrichment.py), never inside an evaluation round.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -66,6 +69,15 @@ def ffh_of(alert: Alert) -> str | None:
     return None if not hop or hop == "unknown" else str(hop)
 
 
+def _locked(method):
+    """Run a method holding the tracker's lock (people edit incidents from API threads)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        with self.lock:
+            return method(self, *args, **kwargs)
+    return run
+
+
 class IncidentTracker:
     """Open, join, resolve incidents from the alerts of each round; record ack and notes."""
 
@@ -76,7 +88,8 @@ class IncidentTracker:
         self.store, self.settings, self.config = store, settings, config
         self.rule_windows = dict(rule_windows or {})
         self.inhibitor = inhibitor  # a Muter: an inhibited alert is not a detection of its own
-        self.signals = Signals(store, settings, config)
+        self.lock = threading.RLock()  # the round, API edits and enrichment's saves take turns
+        self.signals = Signals(store, settings, config, self.lock)
 
     # --- the round -------------------------------------------------------------------------
 
@@ -85,7 +98,8 @@ class IncidentTracker:
         if not self.settings.enabled:
             return
         try:
-            self._observe(now, list(alerts), query)
+            with self.lock:
+                self._observe(now, list(alerts), query)
         except Exception:  # noqa: BLE001 - incidents must not stop alerting; next round retries
             log.exception("incident tracking failed; retrying next round")
 
@@ -98,8 +112,17 @@ class IncidentTracker:
             self._place(alert, now, cur)
         by_fp = {a.fingerprint: a for a in alerts}
         for incident in self.store.open():
-            self._follow(incident, by_fp, now, cur)
-        self.signals.collect(now, cur)
+            self._follow(incident, by_fp, now)
+
+    def enrich(self, now: float, cur: Any = None, deadline: float | None = None) -> None:
+        """Add the timeline signals (the Enricher's worker thread calls this, never a round)."""
+        if not self.settings.enabled:
+            return
+        try:
+            self.signals.collect(now, cur, deadline)
+        except Exception:  # noqa: BLE001 - enrichment is best effort; the next pass retries
+            log.exception("incident enrichment failed; retrying next pass")
+
 
     def _place(self, alert: Alert, now: float, cur) -> None:
         open_ = self.store.open()
@@ -182,7 +205,7 @@ class IncidentTracker:
                                  source="evaluator", labels=alert.labels, links=_links(alert),
                                  dedup=f"examples:{alert.fingerprint}:{fired}")
 
-    def _follow(self, incident: Incident, by_fp: dict[str, Alert], now: float, cur) -> None:
+    def _follow(self, incident: Incident, by_fp: dict[str, Alert], now: float) -> None:
         members = self.store.alerts(incident.id)
         for member in members:
             if member.resolved_at is not None:
@@ -202,14 +225,14 @@ class IncidentTracker:
             return
         incident.quiet_since = max((m.resolved_at or now) for m in members) if members else now
         if now - incident.quiet_since >= self.settings.quiet_period_s:
-            self._close(incident, now, cur)
+            self._close(incident, now)
         else:
             self.store.save(incident)
 
-    def _close(self, incident: Incident, now: float, cur) -> None:
+    def _close(self, incident: Incident, now: float) -> None:
         incident.state, incident.resolved_at, incident.closed_at = "resolved", incident.quiet_since, now
         incident.updated_at = now
-        self.signals.finish(incident, now, cur)
+        self.signals.finish(incident)
         self.store.save(incident)
         from agentsla.alerts.incidents.report import rfc3339
 
@@ -222,6 +245,7 @@ class IncidentTracker:
 
     # --- people ----------------------------------------------------------------------------
 
+    @_locked
     def acknowledge(self, incident_id: str, author: str, now: float, source: str = "api") -> Incident:
         """Acknowledge an incident (the first acknowledgement counts; later ones are no-ops)."""
         incident = self.store.get(incident_id)
@@ -234,6 +258,7 @@ class IncidentTracker:
                                  dedup=f"ack:{incident_id}")
         return incident
 
+    @_locked
     def note(self, incident_id: str, kind: str, author: str, text: str, now: float,
              at: float | None = None, labels: Mapping[str, str] | None = None,
              source: str = "api") -> int:

@@ -75,8 +75,10 @@ def wait_listening(port: int, proc: subprocess.Popen, timeout_s: float = 30) -> 
 def process(script: str, *args: str, log: Path) -> Iterator[subprocess.Popen]:
     """Run one of the chain's scripts; SIGTERM it (spans are flushed on exit) when done."""
     with log.open("w") as out:
+        path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": path}
         proc = subprocess.Popen([sys.executable, str(HERE / script), *args], stdout=out,
-                                stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                stderr=subprocess.STDOUT, env=env)
         try:
             yield proc
         finally:

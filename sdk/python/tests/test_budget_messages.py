@@ -17,20 +17,20 @@ def test_message_headers_carry_trace_budget_and_send_time(spans: Spans) -> None:
             headers = budget.inject_message({"x-app": "kept"})
     sent = decode(headers[budget.HEADER])
     assert headers["x-app"] == "kept" and "traceparent" in headers
-    assert 2900 < sent.remaining_ms <= 3000 and sent.task_id == "q-1"
+    assert 2000 < sent.remaining_ms <= 3000 and sent.task_id == "q-1"
     assert abs(sent.sent_ms - time.time() * 1000) < 5000
 
 
 def test_the_wait_in_the_queue_is_taken_off_the_budget() -> None:
     headers = {budget.HEADER: "remaining-ms=5000;task-id=q-2"}
     ctx = budget.extract_message(headers, enqueued_at=time.time() - 2)
-    assert 2800 < budget.current(ctx).remaining_ms() <= 3000
+    assert 2000 < budget.current(ctx).remaining_ms() <= 3000
 
 
 def test_the_producers_send_time_is_used_without_a_broker_time() -> None:
     sent_ms = time.time_ns() // 1_000_000 - 1000
     ctx = budget.extract_message({budget.HEADER: f"remaining-ms=5000;sent-ms={sent_ms}"})
-    assert 3800 < budget.current(ctx).remaining_ms() <= 4000
+    assert 3000 < budget.current(ctx).remaining_ms() <= 4000
 
 
 def test_admit_drops_a_message_whose_budget_ran_out_while_it_waited() -> None:

@@ -20,7 +20,7 @@ def test_every_span_gets_task_id_and_remaining_budget_and_the_root_the_rest(span
     assert root.attributes["budget.total_ms"] == 60000
     assert (root.attributes["task.type"], root.attributes["tenant.id"]) == ("chat", "acme")
     assert root.attributes["task.id"] == child.attributes["task.id"] == "p-1"
-    assert 59900 < root.attributes["budget.remaining_ms"] <= 60000
+    assert 55000 < root.attributes["budget.remaining_ms"] <= 60000
     assert child.attributes["budget.remaining_ms"] <= root.attributes["budget.remaining_ms"] - 50
     for key in ("budget.total_ms", "task.type", "tenant.id"):
         assert key not in child.attributes  # root-only attributes
@@ -37,7 +37,7 @@ def test_hop_stamps_the_timeout_the_budget_gave_it(spans: Spans) -> None:
         with budget.hop("chat tail-model", "model", configured_s=45, attempts=3,
                         attributes={"gen_ai.request.model": "tail-model"},
                         tracer=spans.tracer) as call:
-            assert 0.3 < call.timeout_s <= 1 / 3
+            assert 0.2 < call.timeout_s <= 1 / 3
     span = spans.named("chat tail-model")[0]
     assert span.attributes["hop.kind"] == "model"
     assert span.attributes["hop.timeout_ms"] == round(call.timeout_s * 1000, 1)

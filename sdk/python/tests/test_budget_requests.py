@@ -31,7 +31,7 @@ def test_a_call_without_a_timeout_gets_one_from_the_budget(remote: SlowServer) -
 def test_connect_and_read_timeouts_are_cut_separately() -> None:
     with budget.task(total_ms=1000):
         connect, read = clamp_timeout((0.2, 45))
-    assert connect == 0.2 and 0.9 < read <= 1.0
+    assert connect == 0.2 and 0.5 < read <= 1.0
 
 
 def test_a_spent_budget_sends_nothing(remote: SlowServer) -> None:

@@ -41,7 +41,7 @@ def test_the_propagator_carries_what_is_left_not_a_clock_time() -> None:
     with budget.task(total_ms=3000, task_id="t-9", task_type="chat"):
         budget.BudgetPropagator().inject(carrier)
     sent = decode(carrier[budget.HEADER])
-    assert sent is not None and 2900 < sent.remaining_ms <= 3000
+    assert sent is not None and 2000 < sent.remaining_ms <= 3000
     assert (sent.task_id, sent.task_type, sent.sent_ms) == ("t-9", "chat", None)
 
 
@@ -49,7 +49,7 @@ def test_extract_sets_a_deadline_from_now_on_the_local_clock() -> None:
     ctx = budget.BudgetPropagator().extract({budget.HEADER: "remaining-ms=1500;task-id=t-3"})
     received = budget.current(ctx)
     assert received.task_id == "t-3"
-    assert 1400 < received.remaining_ms() <= 1500
+    assert 1000 < received.remaining_ms() <= 1500
 
 
 def test_inject_without_a_budget_writes_nothing() -> None:
