@@ -8,9 +8,11 @@ from urllib.parse import quote
 import httpx
 
 from agentsla.config import Config
-from agentsla.errors import AgentslaError, NotFound, PermanentError, RetryableError, Unauthorized
+from agentsla.errors import (AgentslaError, Forbidden, NotFound, PermanentError, RetryableError,
+                             Unauthorized)
 
-_ERRORS_BY_STATUS = {400: PermanentError, 401: Unauthorized, 404: NotFound, 503: RetryableError}
+_ERRORS_BY_STATUS = {400: PermanentError, 401: Unauthorized, 403: Forbidden, 404: NotFound,
+                     503: RetryableError}
 
 
 class ApiClient:

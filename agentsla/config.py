@@ -107,6 +107,12 @@ SETTINGS: tuple[Setting, ...] = (
             "If set, OTLP requests must send `Authorization: Bearer <token>`."),
     Setting("api_token", "server", "", parse_str,
             "If set, API requests must send `Authorization: Bearer <token>` (/api/v1/health excepted)."),
+    Setting("api_tokens_file", "server", "", parse_str,
+            "YAML file mapping tenants to API tokens (`acme: [token, ...]`, `'*'` for admin "
+            "tokens): a tenant token answers only its tenant's data (docs/api.md, Security)."),
+    Setting("enrichment_budget", "server", 30.0, parse_duration,
+            "Longest one pass of incident enrichment (snapshots, findings, impact) may run; "
+            "a query still running then is interrupted and the rest waits for the next pass."),
     Setting("max_connections", "server", 1000, parse_int,
             "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
     Setting("keepalive_timeout", "server", 15.0, parse_duration,
@@ -147,6 +153,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Query API base URL used by the CLI and the dashboard."),
     Setting("dashboard_url", "client", "http://127.0.0.1:8501", parse_str,
             "Dashboard base URL put into alert notifications as a link ('' for none)."),
+    Setting("dashboard_password", "client", "", parse_str,
+            "Shared secret the dashboard asks for before showing a page; required when the "
+            "dashboard binds beyond loopback."),
 )
 
 SETTINGS_BY_NAME = {s.name: s for s in SETTINGS}
@@ -167,6 +176,8 @@ class ServerConfig:
     memory_limit: str
     ingest_token: str
     api_token: str
+    api_tokens_file: str
+    enrichment_budget: float
     max_connections: int
     keepalive_timeout: float
     read_timeout: float
@@ -215,6 +226,7 @@ class ClientConfig:
 
     api: str
     dashboard_url: str
+    dashboard_password: str
 
 
 @dataclass(frozen=True)

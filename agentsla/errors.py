@@ -47,6 +47,12 @@ class Unauthorized(PermanentError):
     status = 401
 
 
+class Forbidden(PermanentError):
+    """The token is valid but may not see what was asked (another tenant's data): HTTP 403."""
+
+    status = 403
+
+
 class RetryableError(AgentslaError):
     """Transient failure: the client should retry later (HTTP 503/429, gRPC UNAVAILABLE)."""
 

@@ -69,6 +69,8 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     tasks = [asyncio.create_task(s.serve()) for s in (otlp_http, api)]
     await _announce(config, grpc_port, (otlp_http, api), tasks)
     await alerts.start()
+    # SIGHUP reloads the rule and routing files, as Prometheus and Alertmanager do
+    loop.add_signal_handler(signal.SIGHUP, alerts.reload_soon)
     await stop.wait()
     log.warning("shutting down: no new requests, flushing queued spans")
     for server in (otlp_http, api):

@@ -8,7 +8,6 @@ time; DuckDB releases the GIL while it scans). Routes are one list,
 
 from __future__ import annotations
 
-import hmac
 import logging
 import math
 import re
@@ -26,6 +25,7 @@ from starlette.routing import BaseRoute, Route
 from agentsla.config import Config
 from agentsla.errors import AgentslaError, NotFound, PermanentError, RetryableError, Unauthorized
 from agentsla.api import openapi
+from agentsla.api.auth import OPEN, Principal, Tokens
 from agentsla.queries._sql import TASK_FILTER_NAMES
 from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.findings.route import findings_answer
@@ -52,6 +52,7 @@ class Ask:
     now_ns: int
     health: Callable[[], dict]
     stats: Callable[[], Mapping[str, float]] | None = None
+    principal: Principal = OPEN
 
     def get(self, name: str) -> str | None:
         """A query parameter, None when absent or empty."""
@@ -83,6 +84,9 @@ class Endpoint:
     path: str
     answer: Callable[[ReadStore | None, Ask], Any]
     auth: bool = True
+    #: what a tenant token may ask: "filter" (tenant_id forced to its tenant), "owned" (the
+    #: answer must belong to its tenant, else 404), "admin" (403: spans every tenant), "open"
+    tenancy: str = "filter"
     uses_db: bool = True
     converters: Mapping[str, str] = field(default_factory=dict)
 
@@ -146,16 +150,23 @@ def _tasks(store: ReadStore, ask: Ask) -> dict:
 
 def _task(store: ReadStore, ask: Ask) -> dict:
     found = get_task(store, ask.path["task_id"])
-    if found is None:
+    if found is None or not ask.principal.sees(found):  # another tenant's task: not found
         raise NotFound(f"unknown task {ask.path['task_id']!r}")
     return found
 
 
 def _trace(store: ReadStore, ask: Ask) -> dict:
     found = get_trace(store, ask.path["trace_id"])
-    if found is None:
+    if found is None or not _trace_visible(store, ask.principal, found):
         raise NotFound(f"unknown trace {ask.path['trace_id']!r}")
     return found
+
+
+def _trace_visible(store: ReadStore, principal: Principal, trace: dict) -> bool:
+    # a tenant sees a trace that holds one of its tasks
+    return principal.admin or any(
+        (task := get_task(store, t)) is not None and principal.sees(task)
+        for t in trace["task_ids"])
 
 
 def _metrics(store: ReadStore, ask: Ask) -> Response:
@@ -182,13 +193,13 @@ ROUTES: list[Endpoint] = [
     Endpoint("/api/v1/hops", _hops),
     Endpoint("/api/v1/root-causes", _root_causes),
     Endpoint("/api/v1/budget", _budget),
-    Endpoint("/api/v1/findings", findings_answer),
-    Endpoint("/api/v1/slo", _slo),
+    Endpoint("/api/v1/findings", findings_answer, tenancy="admin"),
+    Endpoint("/api/v1/slo", _slo, tenancy="admin"),
     Endpoint("/api/v1/tasks", _tasks),
-    Endpoint("/api/v1/tasks/{task_id}", _task, converters={"task_id": "path"}),
-    Endpoint("/api/v1/traces/{trace_id}", _trace),
-    Endpoint("/api/v1/openapi.json", _openapi, uses_db=False),
-    Endpoint("/metrics", _metrics),
+    Endpoint("/api/v1/tasks/{task_id}", _task, converters={"task_id": "path"}, tenancy="owned"),
+    Endpoint("/api/v1/traces/{trace_id}", _trace, tenancy="owned"),
+    Endpoint("/api/v1/openapi.json", _openapi, uses_db=False, tenancy="open"),
+    Endpoint("/metrics", _metrics, tenancy="admin"),
 ]
 
 
@@ -203,11 +214,14 @@ def _error(exc: AgentslaError) -> Response:
     return json_response({"error": exc.message}, exc.status, headers)
 
 
-def _check_token(request: Request, token: str) -> None:
-    header = request.headers.get("authorization", "")
-    scheme, _, given = header.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
-        raise Unauthorized("missing or wrong bearer token (send `Authorization: Bearer <token>`)")
+def _scoped(endpoint: Endpoint, params: dict[str, str], principal: Principal) -> dict[str, str]:
+    """Apply a tenant token's scope to a request's parameters (403 outside its tenant)."""
+    if principal.admin or endpoint.tenancy in ("open", "owned"):
+        return params
+    if endpoint.tenancy == "admin":
+        principal.require_admin(endpoint.path)
+    params["tenant_id"] = principal.tenant_filter(params.get("tenant_id"))
+    return params
 
 
 def _check_params(endpoint: Endpoint, request: Request) -> None:
@@ -219,8 +233,8 @@ def _check_params(endpoint: Endpoint, request: Request) -> None:
                              f"expected: {expected}")
 
 
-def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore],
-             config: Config, health: Callable[[], dict], stats, now: Callable[[], int]):
+def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore], config: Config,
+             health: Callable[[], dict], stats, now: Callable[[], int], tokens: Tokens):
     def run(ask: Ask) -> Response:
         if not endpoint.uses_db:
             result = endpoint.answer(None, ask)
@@ -234,11 +248,11 @@ def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore],
 
     async def handle(request: Request) -> Response:
         try:
-            if endpoint.auth and config.server.api_token:
-                _check_token(request, config.server.api_token)
+            principal = tokens.principal(request.headers.get("authorization", "")) \
+                if endpoint.auth else OPEN
             _check_params(endpoint, request)
-            ask = Ask(dict(request.query_params), dict(request.path_params), config, now(),
-                      health, stats)
+            ask = Ask(_scoped(endpoint, dict(request.query_params), principal),
+                      dict(request.path_params), config, now(), health, stats, principal)
             return await run_in_threadpool(run, ask)
         except AgentslaError as exc:
             return _error(exc)
@@ -273,6 +287,7 @@ def create_api_app(connect: Callable[[], ReadStore], config: Config,
     (e.g. {"accepted_spans": 10, "refused_spans": 0}; default: the numbers in
     `health()["ingest"]`); `now()` the clock.
     """
-    routes = [Route(_route_path(e), _handler(e, connect, config, health, stats, now),
+    tokens = Tokens.from_config(config.server)  # a bad tokens file fails here, at start
+    routes = [Route(_route_path(e), _handler(e, connect, config, health, stats, now, tokens),
                     methods=["GET"], name=e.path) for e in ROUTES]
     return Starlette(routes=[*routes, *extra_routes], exception_handlers={HTTPException: _http_error})

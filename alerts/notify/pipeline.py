@@ -9,6 +9,7 @@ integrations only format and send.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol
@@ -150,16 +151,15 @@ class Deliverer:
         """Send each integration's due notifications in order; return how many were delivered.
 
         An integration's queue stops at its first failure (order is kept); integrations are
-        sent to concurrently, so one that is down delays no other.
+        sent to concurrently, so one that is down delays no other. The outbox (SQLite) is read
+        and written in worker threads, never on the event loop.
         """
-        import asyncio
-
-        keys = sorted({p.integration for p in self.nflog.heads(now)})
+        keys = sorted({p.integration for p in await asyncio.to_thread(self.nflog.heads, now)})
         return sum(await asyncio.gather(*(self._drain(k, now) for k in keys)))
 
     async def _drain(self, key: str, now: float) -> int:
         sent = 0
-        while (pending := self.nflog.head(key, now)) is not None:
+        while (pending := await asyncio.to_thread(self.nflog.head, key, now)) is not None:
             outcome = await self._one(pending, now)
             if outcome is None:
                 break
@@ -169,10 +169,12 @@ class Deliverer:
     async def _one(self, pending, now: float) -> int | None:
         integration = self.integrations.get(pending.integration)
         if integration is None:
-            self.nflog.mark_failed(pending.seq, "failed", "integration no longer configured")
+            await asyncio.to_thread(self.nflog.mark_failed, pending.seq, "failed",
+                                    "integration no longer configured")
             return 0
         if now - pending.created_at > self.max_age_s:
-            self.nflog.mark_failed(pending.seq, "expired", f"undelivered after {self.max_age_s:g}s")
+            await asyncio.to_thread(self.nflog.mark_failed, pending.seq, "expired",
+                                    f"undelivered after {self.max_age_s:g}s")
             log.error("dropping notification %s to %s: too old", pending.id, pending.integration)
             return 0
         try:
@@ -182,15 +184,16 @@ class Deliverer:
         if self.on_result:
             self.on_result(pending.integration, error)
         if error is None:
-            self.nflog.mark_sent(pending.seq, now)
+            await asyncio.to_thread(self.nflog.mark_sent, pending.seq, now)
             return 1
         if retryable:
-            delay = self.retrier.backoff(pending.attempts + 1)
-            self.nflog.mark_retry(pending.seq, now + delay, error)
+            # jittered backoff, never sooner than the receiver's Retry-After
+            delay = self.retrier.delay(pending.attempts + 1, error)
+            await asyncio.to_thread(self.nflog.mark_retry, pending.seq, now + delay, error)
             log.warning("notification %s to %s failed (retry in %.0fs): %s", pending.id,
                         pending.integration, delay, error)
             return None
-        self.nflog.mark_failed(pending.seq, "failed", error)
+        await asyncio.to_thread(self.nflog.mark_failed, pending.seq, "failed", error)
         log.error("notification %s to %s failed permanently: %s", pending.id,
                   pending.integration, error)
         return 0

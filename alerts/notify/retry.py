@@ -1,38 +1,77 @@
 """The shared Retrier: classifies delivery results and owns the backoff schedule.
 
 5xx, 429, timeouts and connection errors are retryable; other 4xx are not (the request itself
-is wrong, so sending it again cannot help), as Alertmanager's notify/util.go does.
+is wrong, so sending it again cannot help), as Alertmanager's notify/util.go does. Delays are
+jittered, so receivers that come back are not hit by every queued retry at once, and a 429 or
+503 carrying `Retry-After` is not retried before the receiver asked (up to `max_s`).
 """
 
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 
 import httpx
+
+#: Default share of a delay taken off at random (a delay d becomes one in [d/2, d]).
+DEFAULT_JITTER = 0.5
+
+
+class Failure(str):
+    """A delivery error message that may carry the receiver's Retry-After in seconds."""
+
+    retry_after_s: float | None
+
+    def __new__(cls, message: str, retry_after_s: float | None = None) -> "Failure":
+        failure = super().__new__(cls, message)
+        failure.retry_after_s = retry_after_s
+        return failure
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds a `Retry-After` header asks to wait (delay-seconds or an HTTP date), or None."""
+    text = (value or "").strip()
+    if not text:
+        return None
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text).timestamp()
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None  # unreadable: fall back to the backoff schedule
+    return max(0.0, when - (time.time() if now is None else now))
 
 
 @dataclass(frozen=True)
 class Retrier:
-    """Backoff (exponential, capped, optional jitter) and status classification."""
+    """Backoff (exponential, capped, jittered) and status classification."""
 
     initial_s: float = 1.0
     max_s: float = 300.0
     factor: float = 2.0
-    jitter: float = 0.0  # fraction of the delay added at random; 0 keeps tests exact
+    jitter: float = DEFAULT_JITTER  # share of the delay taken off at random; 0 keeps it exact
 
     def backoff(self, attempts: int) -> float:
         """Seconds to wait after `attempts` failed attempts (1 = after the first failure)."""
         delay = min(self.initial_s * self.factor ** max(attempts - 1, 0), self.max_s)
-        return delay * (1 + random.random() * self.jitter) if self.jitter else delay
+        return delay * (1 - random.random() * self.jitter) if self.jitter else delay
+
+    def delay(self, attempts: int, error: str | None = None) -> float:
+        """Seconds until the next attempt: the backoff, or the receiver's Retry-After if later."""
+        asked = getattr(error, "retry_after_s", None)
+        backoff = self.backoff(attempts)
+        return backoff if asked is None else max(backoff, min(asked, self.max_s))
 
     @staticmethod
-    def check(status: int, body: str = "", what: str = "receiver") -> tuple[bool, str | None]:
+    def check(status: int, body: str = "", what: str = "receiver",
+              retry_after: str | None = None) -> tuple[bool, str | None]:
         """Classify an HTTP status: (retryable, error), error None on 2xx."""
         if 200 <= status < 300:
             return False, None
         message = f"{what} answered HTTP {status}" + (f": {body[:200]}" if body else "")
-        return (status == 429 or status >= 500), message
+        return (status == 429 or status >= 500), Failure(message, parse_retry_after(retry_after))
 
     @staticmethod
     def from_exception(exc: BaseException, what: str = "receiver") -> tuple[bool, str]:
@@ -50,4 +89,5 @@ async def post_json(client: httpx.AsyncClient, url: str, body: bytes, headers: d
                                      headers={"content-type": "application/json", **headers})
     except Exception as exc:  # classified, never raised: the retry stage decides
         return Retrier.from_exception(exc, what)
-    return Retrier.check(response.status_code, response.text, what)
+    return Retrier.check(response.status_code, response.text, what,
+                         response.headers.get("retry-after"))

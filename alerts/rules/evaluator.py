@@ -226,6 +226,10 @@ class Evaluator:
         """Every pending, firing and retained resolved alert."""
         return [a for rule in self.rules for a in rule.alerts.values()]
 
+    def copies(self) -> list[Alert]:
+        """Copy every alert, so readers on other threads never see one that the next round changes."""
+        return [Alert.from_json(a.to_json()) for a in self.alerts()]
+
     def snapshot(self) -> dict[str, list[dict]]:
         """State to persist: each rule's alerts, keyed by the rule's key."""
         return {rule.key: [a.to_json() for a in rule.alerts.values()] for rule in self.rules}
