@@ -188,7 +188,7 @@ class Deliverer:
             return 1
         if retryable:
             # jittered backoff, never sooner than the receiver's Retry-After
-            delay = self.retrier.delay(pending.attempts + 1, error)
+            delay = self.retrier.delay(pending.attempts + 1, error, now)
             await asyncio.to_thread(self.nflog.mark_retry, pending.seq, now + delay, error)
             log.warning("notification %s to %s failed (retry in %.0fs): %s", pending.id,
                         pending.integration, delay, error)

@@ -9,7 +9,6 @@ jittered, so receivers that come back are not hit by every queued retry at once,
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
@@ -20,18 +19,18 @@ DEFAULT_JITTER = 0.5
 
 
 class Failure(str):
-    """A delivery error message that may carry the receiver's Retry-After in seconds."""
+    """A delivery error message that may carry the receiver's `Retry-After` header."""
 
-    retry_after_s: float | None
+    retry_after: str | None
 
-    def __new__(cls, message: str, retry_after_s: float | None = None) -> "Failure":
+    def __new__(cls, message: str, retry_after: str | None = None) -> "Failure":
         failure = super().__new__(cls, message)
-        failure.retry_after_s = retry_after_s
+        failure.retry_after = retry_after
         return failure
 
 
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds a `Retry-After` header asks to wait (delay-seconds or an HTTP date), or None."""
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds a `Retry-After` header asks to wait at `now` (delay-seconds or an HTTP date)."""
     text = (value or "").strip()
     if not text:
         return None
@@ -41,7 +40,7 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
         when = parsedate_to_datetime(text).timestamp()
     except (TypeError, ValueError, IndexError, OverflowError):
         return None  # unreadable: fall back to the backoff schedule
-    return max(0.0, when - (time.time() if now is None else now))
+    return max(0.0, when - now)
 
 
 @dataclass(frozen=True)
@@ -58,9 +57,10 @@ class Retrier:
         delay = min(self.initial_s * self.factor ** max(attempts - 1, 0), self.max_s)
         return delay * (1 - random.random() * self.jitter) if self.jitter else delay
 
-    def delay(self, attempts: int, error: str | None = None) -> float:
-        """Seconds until the next attempt: the backoff, or the receiver's Retry-After if later."""
-        asked = getattr(error, "retry_after_s", None)
+    def delay(self, attempts: int, error: str | None = None, now: float = 0.0) -> float:
+        """Seconds from `now` to the next attempt: the backoff, or the receiver's Retry-After
+        (capped at max_s) if that is later."""
+        asked = parse_retry_after(getattr(error, "retry_after", None), now)
         backoff = self.backoff(attempts)
         return backoff if asked is None else max(backoff, min(asked, self.max_s))
 
@@ -71,7 +71,7 @@ class Retrier:
         if 200 <= status < 300:
             return False, None
         message = f"{what} answered HTTP {status}" + (f": {body[:200]}" if body else "")
-        return (status == 429 or status >= 500), Failure(message, parse_retry_after(retry_after))
+        return (status == 429 or status >= 500), Failure(message, retry_after)
 
     @staticmethod
     def from_exception(exc: BaseException, what: str = "receiver") -> tuple[bool, str]:
