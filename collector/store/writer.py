@@ -222,7 +222,8 @@ class TaskWriter:
         new_rows = self._add_new_spans(by_task, states)
         self._record_traces(task_of_trace)
         # Materialize before the insert: it numbers the new spans' logical calls and attempts.
-        self._upsert_tasks(states, now_ns, unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
+        self._upsert_tasks(states, now_ns,
+                           unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
         self._offloaded.update(self.cache.evict(keep=states))
