@@ -103,7 +103,7 @@ class ApiClient:
         return self.get("/api/v1/incidents", params)
 
     def incident(self, incident_id: str) -> dict:
-        """GET /api/v1/incidents/{id}: the agentsla.incident/1 document."""
+        """GET /api/v1/incidents/{id}: the agentsla.incident/2 document."""
         return self.get(f"/api/v1/incidents/{quote(incident_id, safe='')}")
 
     def incident_export(self, incident_id: str, format: str = "json") -> str:

@@ -247,7 +247,7 @@ PATHS = {
                                FROM, TO, _limit(100, 1000)],
                               _obj({"incidents": _list({"type": "object"})})),
     "/api/v1/incidents/{incident_id}": _get(
-        "One incident as an `agentsla.incident/1` document: lifecycle, alerts, impact, root "
+        "One incident as an `agentsla.incident/2` document: lifecycle, alerts, impact, root "
         "causes, action items, series and timeline.", [_INCIDENT_ID], {"type": "object"},
         not_found=True),
     "/api/v1/incidents/{incident_id}/timeline": _exports(_get(

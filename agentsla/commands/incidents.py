@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Mapping
 
 from agentsla.client import ApiClient
+from agentsla.contract import FailingHop, hop_label
 from agentsla.commands._flags import add_setting_flags, config_from_args
 
 _CLIENT_SETTINGS = ["api", "api_token"]
@@ -94,7 +95,8 @@ def run_show(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return 0
     inc = doc["incident"]
     print(f"{inc['id']}: {inc['title']}\n  state {inc['state']}, severity {inc['severity']}, "
-          f"first failing hop {inc.get('first_failing_hop') or 'unknown'}")
+          "first failing hop " + hop_label(FailingHop.from_json(inc.get("first_failing_hop")),
+                                           share=inc.get("first_failing_hop_share")))
     for name in ("started", "detected", "acknowledged", "mitigated", "resolved"):
         print(f"  {name:<13}{_when(inc.get(f'{name}_at'))}")
     tasks = (doc.get("impact") or {}).get("tasks")

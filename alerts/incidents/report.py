@@ -1,4 +1,4 @@
-"""Shape an incident into its document: the `agentsla.incident/1` JSON every export renders.
+"""Shape an incident into its document: the `agentsla.incident/2` JSON every export renders.
 
 The document is plain data (the JSON export *is* it; CSV, Markdown and HTML render from it),
 described by alerts/export/incident.schema.json. Times are unix seconds (`*_at`) with an
@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentsla.alerts.incidents.store import Entry, Incident, IncidentStore
+from agentsla.contract import FailingHop, hop_label
 
-SCHEMA = "agentsla.incident/1"
+SCHEMA = "agentsla.incident/2"
 _LIFECYCLE = ("started", "detected", "acknowledged", "mitigated", "resolved", "closed")
 
 
@@ -30,11 +31,19 @@ def summary(store: IncidentStore, incident: Incident) -> dict:
     alerts = store.alerts(incident.id)
     out["alerts"] = [{"fingerprint": a.fingerprint, "alertname": a.alertname,
                       "severity": a.severity, "labels": a.labels,
-                      "first_failing_hop": a.first_failing_hop, "fired_at": a.fired_at,
+                      "first_failing_hop": a.first_failing_hop and a.first_failing_hop.to_json(),
+                      "fired_at": a.fired_at,
                       "fired": rfc3339(a.fired_at), "resolved_at": a.resolved_at,
                       "resolved": rfc3339(a.resolved_at)} for a in alerts]
     out["alert_count"] = len(alerts)
     return out
+
+
+def headline_hop(incident: dict) -> str:
+    """Display an incident summary's dominant first failing hop with its share of the blamed
+    tasks: `model gpt-4o (rate_limited), 53% of blamed tasks`, or `unknown`."""
+    return hop_label(FailingHop.from_json(incident.get("first_failing_hop")),
+                     share=incident.get("first_failing_hop_share"))
 
 
 def entry_json(entry: Entry) -> dict:
@@ -76,8 +85,8 @@ def action_items(data: dict[str, Any]) -> list[dict]:
     causes = data.get("root_causes") or []
     if causes:
         top = causes[0]
-        hop = f"{top.get('ffh_kind') or '?'} {top.get('ffh_name') or '?'}"
-        items.append({"title": f"Harden {hop} against {top.get('ffh_reason') or 'failure'}",
+        where = hop_label(FailingHop.from_row(top), reason=False)
+        items.append({"title": f"Harden {where} against {top.get('ffh_reason') or 'failure'}",
                       "hint": f"It was the first failing hop of {top.get('tasks')} task(s) "
                               f"({(top.get('share') or 0):.0%} of the blamed tasks): add a "
                               "timeout, a fallback or a breaker sized to the callers' budget.",

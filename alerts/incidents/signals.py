@@ -19,6 +19,7 @@ from typing import Any
 from agentsla.alerts.incidents.store import Incident, IncidentStore
 from agentsla.alerts.routing.matchers import matches_all, parse_matcher
 from agentsla.alerts.rules.samples import NS
+from agentsla.contract import FailingHop, hop_label
 
 log = logging.getLogger("agentsla.alerts.incidents.tracker")
 WATCH_AFTER_CLOSE_S = 3600.0
@@ -155,24 +156,25 @@ class Signals:
         self._save(incident)
 
     def _pareto(self, incident: Incident, now: float, cur, start: int, end: int, scope) -> None:
-        from agentsla.alerts.rules.source import _hop_text, task_trace_ids
+        from agentsla.alerts.rules.source import task_trace_ids
         from agentsla.queries.root_causes import root_causes
 
         rows = root_causes(cur, start, end, scope["task_type"], scope["tenant_id"], limit=5)
         if not rows:
             return
-        top, previous = _hop_text(rows[0]), incident.data.get("pareto_top")
+        top = FailingHop.from_row(rows[0])
+        previous = FailingHop.from_json(incident.data.get("pareto_top"))
         if top == previous:
             return
-        incident.data["pareto_top"] = top
+        incident.data["pareto_top"] = top and top.to_json()
         tasks = list(rows[0]["example_task_ids"] or [])[:3]
         traces = task_trace_ids(cur, tasks)
         self.store.add_entry(
-            incident.id, now, "pareto_shift", f"Top first failing hop: {top}",
+            incident.id, now, "pareto_shift", f"Top first failing hop: {hop_label(top)}",
             f"{rows[0]['share']:.0%} of the blamed tasks in the last "
             f"{self.settings.snapshot_window_s / 60:g} min"
-            + (f" (was {previous})" if previous else ""),
-            severity="warning", source="root_causes", labels={"first_failing_hop": top},
+            + (f" (was {previous.label()})" if previous else ""),
+            severity="warning", source="root_causes", labels={"first_failing_hop": hop_label(top)},
             links={"task_ids": tasks, "trace_ids": [traces[t] for t in tasks if t in traces]},
             data={"pareto": [_pareto_row(r) for r in rows]})
 
@@ -207,8 +209,17 @@ class Signals:
         start = int((incident.started_at or incident.detected_at) * NS)
         end = max(start + 1, int(now * NS))
         incident.data["impact"] = impact(cur, self.config, start, end, scope)
-        incident.data["root_causes"] = [_pareto_row(r) for r in root_causes(
-            cur, start, end, scope["task_type"], scope["tenant_id"], limit=5)]
+        rows = root_causes(cur, start, end, scope["task_type"], scope["tenant_id"], limit=5)
+        incident.data["root_causes"] = [_pareto_row(r) for r in rows]
+        _headline(incident, rows)
+
+
+def _headline(incident: Incident, rows: list[dict]) -> None:
+    """Name the dominant first failing hop over the incident so far, with its share."""
+    top = next((r for r in rows if FailingHop.from_row(r)), None)
+    if top is not None:  # no blamed task yet: the first alert's hop stays the headline
+        incident.first_failing_hop = FailingHop.from_row(top)
+        incident.first_failing_hop_share = top["share"]
 
 
 def _urgency(incident: Incident) -> tuple:

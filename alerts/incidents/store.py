@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from agentsla.alerts.state import Store
+from agentsla.contract import FailingHop
 from agentsla.errors import NotFound
 
 _SCHEMA = """
@@ -22,7 +23,9 @@ create table if not exists incidents (
     state text not null,                -- open, resolved
     severity text not null,             -- highest tier among its alerts (P0 before P1)
     labels text not null,               -- JSON: the scope labels shared by its alerts
-    first_failing_hop text,
+    first_failing_hop text,             -- legacy display text (rows before ffh); read as a name
+    ffh text,                           -- JSON FailingHop: the dominant first failing hop
+    ffh_share real,                     -- its share of the incident's blamed tasks
     started_at real,                    -- first failing span of the impact
     detected_at real not null,          -- first alert fired
     acknowledged_at real,
@@ -42,7 +45,8 @@ create table if not exists incident_alerts (
     alertname text not null,
     severity text not null,
     labels text not null,               -- JSON
-    first_failing_hop text,
+    first_failing_hop text,             -- legacy display text (rows before ffh)
+    ffh text,                           -- JSON FailingHop of the alert's context
     fired_at real not null,
     resolved_at real,
     primary key (incident_id, fingerprint)
@@ -64,7 +68,11 @@ create table if not exists incident_entries (
 create index if not exists incident_entries_incident on incident_entries (incident_id, at);
 """
 
-_INCIDENT_COLUMNS = ("id", "title", "state", "severity", "labels", "first_failing_hop",
+#: Columns added after the first release: (table, column, type). Old files get them on open.
+_MIGRATIONS = (("incidents", "ffh", "text"), ("incidents", "ffh_share", "real"),
+               ("incident_alerts", "ffh", "text"))
+
+_INCIDENT_COLUMNS = ("id", "title", "state", "severity", "labels", "ffh", "ffh_share",
                      "started_at", "detected_at", "acknowledged_at", "acknowledged_by",
                      "mitigated_at", "resolved_at", "closed_at", "quiet_since",
                      "last_snapshot_at", "data", "updated_at")
@@ -88,7 +96,7 @@ class Incident:
     state: str
     severity: str
     labels: dict[str, str]
-    first_failing_hop: str | None
+    first_failing_hop: FailingHop | None  # the dominant one over the incident (its headline)
     started_at: float | None
     detected_at: float
     acknowledged_at: float | None = None
@@ -100,6 +108,7 @@ class Incident:
     last_snapshot_at: float | None = None
     data: dict[str, Any] = field(default_factory=dict)
     updated_at: float = 0.0
+    first_failing_hop_share: float | None = None  # of the blamed tasks in the incident's scope
 
     def durations(self) -> dict[str, float | None]:
         """Time to detect, acknowledge and resolve (seconds, from the start of the impact)."""
@@ -124,7 +133,7 @@ class IncidentAlert:
     alertname: str
     severity: str
     labels: dict[str, str]
-    first_failing_hop: str | None
+    first_failing_hop: FailingHop | None
     fired_at: float
     resolved_at: float | None = None
 
@@ -160,6 +169,7 @@ class IncidentStore:
         self.store = store
         with store.lock:
             store.conn.executescript(_SCHEMA)
+            _migrate(store.conn)
 
     # --- incidents -------------------------------------------------------------------------
 
@@ -167,6 +177,8 @@ class IncidentStore:
         """Insert or replace an incident."""
         row = asdict(incident)
         row["labels"], row["data"] = json.dumps(row["labels"]), json.dumps(row["data"], default=str)
+        row["ffh"], row["ffh_share"] = _hop_json(incident.first_failing_hop), \
+            incident.first_failing_hop_share
         with self.store.transaction() as conn:
             conn.execute(_UPSERT, [row[c] for c in _INCIDENT_COLUMNS])
 
@@ -197,17 +209,19 @@ class IncidentStore:
     def put_alert(self, incident_id: str, alert: IncidentAlert) -> None:
         """Attach an alert to an incident (or update it)."""
         with self.store.transaction() as conn:
-            conn.execute("insert or replace into incident_alerts values (?, ?, ?, ?, ?, ?, ?, ?)",
+            conn.execute("insert or replace into incident_alerts (incident_id, fingerprint, "
+                         "alertname, severity, labels, ffh, fired_at, resolved_at) "
+                         "values (?, ?, ?, ?, ?, ?, ?, ?)",
                          (incident_id, alert.fingerprint, alert.alertname, alert.severity,
-                          json.dumps(alert.labels), alert.first_failing_hop, alert.fired_at,
-                          alert.resolved_at))
+                          json.dumps(alert.labels), _hop_json(alert.first_failing_hop),
+                          alert.fired_at, alert.resolved_at))
 
     def alerts(self, incident_id: str) -> list[IncidentAlert]:
         """The alerts of an incident, in the order they fired."""
         rows = self.store.query("select * from incident_alerts where incident_id = ? "
                                 "order by fired_at, fingerprint", (incident_id,))
         return [IncidentAlert(r["fingerprint"], r["alertname"], r["severity"],
-                              json.loads(r["labels"]), r["first_failing_hop"], r["fired_at"],
+                              json.loads(r["labels"]), _hop(r), r["fired_at"],
                               r["resolved_at"]) for r in rows]
 
     # --- timeline --------------------------------------------------------------------------
@@ -238,6 +252,27 @@ class IncidentStore:
 
 
 def _incident(row) -> Incident:
-    values = {c: row[c] for c in _INCIDENT_COLUMNS}
+    values = {c: row[c] for c in _INCIDENT_COLUMNS if c not in ("ffh", "ffh_share")}
     values["labels"], values["data"] = json.loads(values["labels"]), json.loads(values["data"])
-    return Incident(**values)
+    return Incident(**values, first_failing_hop=_hop(row), first_failing_hop_share=row["ffh_share"])
+
+
+def _migrate(conn) -> None:
+    """Add the columns newer versions write to a file an older version created."""
+    for table, column, kind in _MIGRATIONS:
+        if column not in {r[1] for r in conn.execute(f"pragma table_info({table})")}:
+            conn.execute(f"alter table {table} add column {column} {kind}")
+
+
+def _hop_json(hop: FailingHop | None) -> str | None:
+    return None if hop is None else json.dumps(hop.to_json())
+
+
+def _hop(row) -> FailingHop | None:
+    """Read a row's first failing hop: the JSON column, else an old row's display text as-is."""
+    if row["ffh"] is not None:
+        return FailingHop.from_json(json.loads(row["ffh"]))
+    legacy = row["first_failing_hop"]
+    # Old text such as "tool db (timeout)" cannot be split reliably (names hold spaces and
+    # parentheses): it is kept whole as the name, so it still displays as it did.
+    return FailingHop(None, legacy) if legacy and legacy != "unknown" else None

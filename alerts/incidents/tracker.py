@@ -27,6 +27,7 @@ from typing import Any, Iterable, Mapping
 from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.incidents.store import Incident, IncidentAlert, IncidentStore
 from agentsla.alerts.rules.samples import NS
+from agentsla.contract import FailingHop, hop_label
 from agentsla.errors import PermanentError
 
 log = logging.getLogger("agentsla.alerts.incidents.tracker")
@@ -50,23 +51,19 @@ class IncidentSettings:
     snapshot_window_s: float = 300.0
 
 
-def related(a: Mapping[str, str], b: Mapping[str, str], ffh_a: str | None, ffh_b: str | None) -> bool:
+def related(a: Mapping[str, str], b: Mapping[str, str], ffh_a: FailingHop | None,
+            ffh_b: FailingHop | None) -> bool:
     """Tell whether two alerts share a scope label value or their first failing hop."""
     if any(a.get(k) and a.get(k) == b.get(k) for k in GROUP_LABELS):
         return True
     # The hop, not the reason: a tool that times out, then fails fast on its open breaker,
     # is one cause.
-    return bool(ffh_a) and bool(ffh_b) and _hop_part(ffh_a) == _hop_part(ffh_b)
+    return ffh_a is not None and ffh_a.same_hop(ffh_b)
 
 
-def _hop_part(ffh: str | None) -> str:
-    return (ffh or "").split(" (")[0]
-
-
-def ffh_of(alert: Alert) -> str | None:
+def ffh_of(alert: Alert) -> FailingHop | None:
     """The first failing hop the alert's root-cause context named, if any."""
-    hop = alert.context.get("first_failing_hop") or alert.annotations.get("first_failing_hop")
-    return None if not hop or hop == "unknown" else str(hop)
+    return FailingHop.from_json(alert.context.get("first_failing_hop"))
 
 
 def _locked(method):
@@ -150,11 +147,12 @@ class IncidentTracker:
         title = f"{alert.name}: {summary}" if summary else f"{alert.name} {{{scope}}}"
         incident = Incident(f"INC-{stamp}-{alert.fingerprint[:4]}", title, "open", _tier(alert),
                             labels, ffh_of(alert), self._onset(alert, detected, cur), detected,
-                            data={"scope_labels": labels}, updated_at=now)
+                            data={"scope_labels": labels}, updated_at=now,
+                            first_failing_hop_share=alert.context.get("first_failing_hop_share"))
         self.store.save(incident)
         self.store.add_entry(incident.id, detected, "opened", f"Incident opened: {title}",
                              f"{_tier(alert)} alert {alert.name} fired; first failing hop: "
-                             f"{incident.first_failing_hop or 'unknown'}.",
+                             f"{hop_label(incident.first_failing_hop)}.",
                              severity="critical", source="tracker", labels=labels,
                              dedup=f"opened:{incident.id}")
         if incident.started_at is not None and incident.started_at < detected:
@@ -195,7 +193,7 @@ class IncidentTracker:
         verb = "fired again" if again else "fired"
         self.store.add_entry(
             incident.id, fired, "alert_firing", f"{_tier(alert)} {alert.name} {verb}",
-            f"{summary} (value {alert.value:.4g}); first failing hop: {ffh_of(alert) or 'unknown'}.",
+            f"{summary} (value {alert.value:.4g}); first failing hop: {hop_label(ffh_of(alert))}.",
             severity="critical" if _tier(alert) == "P0" else "warning", source="evaluator",
             labels=alert.labels, links=_links(alert), dedup=f"firing:{alert.fingerprint}:{fired}")
         if _links(alert)["task_ids"]:

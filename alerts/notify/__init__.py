@@ -10,7 +10,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Iterable, Protocol
 
+from agentsla.contract import FailingHop, hop_label
+
 ZERO_TIME = "0001-01-01T00:00:00Z"
+#: The alert's root-cause context a notification carries as data: the first failing hop
+#: (FailingHop.to_json()), its share of the blamed tasks, example tasks and traces.
+CONTEXT_KEYS = ("first_failing_hop", "first_failing_hop_share", "example_task_ids",
+                "example_trace_ids")
 
 
 class Notifier(Protocol):
@@ -43,7 +49,7 @@ def alert_payload(alert) -> dict:
             "startsAt": rfc3339(alert.fired_at or alert.active_at),
             "endsAt": rfc3339(alert.resolved_at) if resolved else ZERO_TIME,
             "generatorURL": alert.generator_url, "fingerprint": alert.fingerprint,
-            "value": alert.value}
+            "value": alert.value, "context": {k: alert.context.get(k) for k in CONTEXT_KEYS}}
 
 
 def build_notification(receiver: str, integration: str, group_key: str,
@@ -93,7 +99,17 @@ def alert_line(alert: dict) -> str:
     ann = alert["annotations"]
     value = alert.get("value")
     text = f"{scope}: {ann.get('summary') or (f'value {value:.4g}' if value is not None else '')}"
-    text += f" | first failing hop: {ann.get('first_failing_hop') or 'unknown'}"
+    text += f" | first failing hop: {hop_text(alert)}"
     if ann.get("example_trace_ids"):
         text += f" | traces: {ann['example_trace_ids']}"
     return text
+
+
+def hop_text(alert: dict) -> str:
+    """Display an alert's first failing hop with its share: `tool db (timeout), 53% of blamed tasks`."""
+    context = alert.get("context") or {}
+    hop = FailingHop.from_json(context.get("first_failing_hop"))
+    if hop is None:
+        # a notification queued before the hop was structured carries only the annotation
+        return alert["annotations"].get("first_failing_hop") or "unknown"
+    return hop_label(hop, share=context.get("first_failing_hop_share"))

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 from agentsla.alerts.rules import template
 from agentsla.alerts.rules.groups import Rule, RuleGroup
 from agentsla.alerts.rules.samples import NS, Sample, evaluate
+from agentsla.contract import FailingHop, hop_label
 
 log = logging.getLogger("agentsla.alerts.rules.evaluator")
 DEFAULT_RESOLVED_RETENTION_S = 15 * 60.0
@@ -155,11 +156,13 @@ class AlertingRule:
             threshold = alert.context.get("objective", "")
         variables = {"$value": alert.value, "$labels": alert.labels, "$threshold": threshold,
                      "$alertname": self.rule.name, "$dashboard_url": self.dashboard_url or "",
-                     "$first_failing_hop": alert.context.get("first_failing_hop", "unknown"),
+                     "$first_failing_hop": hop_label(FailingHop.from_json(
+                         alert.context.get("first_failing_hop"))),
                      "$example_task_ids": alert.context.get("example_task_ids", []),
                      "$example_trace_ids": alert.context.get("example_trace_ids", [])}
         out = {k: template.render(v, variables) for k, v in self.rule.annotations.items()}
-        # Every notification carries the first failing hop and example traces.
+        # Every notification carries the first failing hop and example traces: as text here,
+        # for Alertmanager and people; structured in the alert's context for everything else.
         out.setdefault("first_failing_hop", str(variables["$first_failing_hop"]))
         out.setdefault("example_trace_ids", ", ".join(variables["$example_trace_ids"]))
         out.setdefault("example_task_ids", ", ".join(variables["$example_task_ids"]))

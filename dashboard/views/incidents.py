@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from agentsla.contract import FailingHop
 from agentsla.dashboard import data, fmt, render
 from agentsla.errors import NotFound
 
@@ -16,9 +17,18 @@ def _secs(seconds: float | None) -> str:
     return fmt.duration(None if seconds is None else seconds * 1000.0)
 
 
+def _headline(inc: dict) -> str:
+    """Name the dominant first failing hop over the incident so far (it moves with the Pareto)."""
+    hop = FailingHop.from_json(inc.get("first_failing_hop"))
+    share = inc.get("first_failing_hop_share")
+    return "unknown" if hop is None else fmt.hop(hop.kind, hop.name, hop.reason) + (
+        f" · {fmt.pct(share)} of blamed tasks" if share is not None else "")
+
+
 def _row(inc: dict) -> dict:
     return {"id": inc["id"], "state": inc["state"], "severity": inc["severity"],
-            "title": inc["title"], "detected": fmt.timestamp(inc.get("detected")),
+            "title": inc["title"], "first failing hop": _headline(inc),
+            "detected": fmt.timestamp(inc.get("detected")),
             "time to detect": _secs(inc.get("time_to_detect_s")),
             "time to ack": _secs(inc.get("time_to_acknowledge_s")),
             "time to resolve": _secs(inc.get("time_to_resolve_s")),
@@ -32,7 +42,7 @@ def _lifecycle(inc: dict) -> None:
     cols[2].metric("Time to detect", _secs(inc.get("time_to_detect_s")))
     cols[3].metric("Time to acknowledge", _secs(inc.get("time_to_acknowledge_s")))
     cols[4].metric("Time to resolve", _secs(inc.get("time_to_resolve_s")))
-    st.markdown(f"**First failing hop:** {fmt.label(inc.get('first_failing_hop') or 'unknown')}")
+    st.markdown(f"**First failing hop:** {_headline(inc)}")
     st.caption(" · ".join(f"{name} {fmt.timestamp(inc.get(name))}" for name in
                           ("started", "detected", "acknowledged", "mitigated", "resolved")))
 

@@ -108,5 +108,7 @@ class FakeQuery:
 
     def context(self, labels, window_s: float, at_ns: int) -> dict:
         """A fixed root cause."""
-        return {"first_failing_hop": "tool search (timeout)", "example_task_ids": ["t1", "t2"],
+        return {"first_failing_hop": {"kind": "tool", "name": "search", "reason": "timeout",
+                                      "span_id": None, "detail_span_id": None},
+                "example_task_ids": ["t1", "t2"],
                 "example_trace_ids": ["a" * 32, "b" * 32]}

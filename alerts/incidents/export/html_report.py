@@ -11,6 +11,8 @@ from html import escape
 
 from agentsla.alerts.incidents.export import svg
 from agentsla.alerts.incidents.export.text import duration, number, pct
+from agentsla.alerts.incidents.report import headline_hop
+from agentsla.contract import FailingHop, hop_label
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:980px;color:#111827}
@@ -49,7 +51,7 @@ def _lifecycle(inc: dict) -> list[str]:
     rows = [f"<dt>{label}</dt><dd>{e(inc.get(key) or '—')}</dd>" for key, label in _LIFECYCLE]
     rows += [f"<dt>Time to {what}</dt><dd>{duration(inc.get(f'time_to_{what}_s'))}</dd>"
              for what in ("detect", "acknowledge", "resolve")]
-    rows.append(f"<dt>First failing hop</dt><dd>{e(inc.get('first_failing_hop') or 'unknown')}</dd>")
+    rows.append(f"<dt>First failing hop</dt><dd>{e(headline_hop(inc))}</dd>")
     alerts = "".join(f"<li>{e(a['fired'])} {e(a['severity'])} {e(a['alertname'])} "
                      f"{e(a['labels'])}</li>" for a in inc["alerts"])
     return ["<h2>Lifecycle</h2>", f"<dl>{''.join(rows)}</dl>", f"<ul>{alerts}</ul>"]
@@ -70,8 +72,8 @@ def _charts(doc: dict) -> list[str]:
                           lambda v: f"{v:.3g}x", _clock, markers)
     causes = doc.get("root_causes") or []
     pareto = svg.bar_chart("First failing hops (tasks)",
-                           [f"{c.get('ffh_kind')} {c.get('ffh_name')} ({c.get('ffh_reason')})"
-                            for c in causes], [float(c.get("tasks") or 0) for c in causes], number)
+                           [hop_label(FailingHop.from_row(c)) for c in causes],
+                           [float(c.get("tasks") or 0) for c in causes], number)
     return ["<h2>Charts</h2>", f"<figure>{rates}</figure>", f"<figure>{burn}</figure>",
             f"<figure>{pareto}</figure>"]
 
@@ -94,7 +96,7 @@ def _impact(doc: dict) -> list[str]:
 
 
 def _causes(doc: dict) -> list[str]:
-    rows = "".join(f"<tr><td>{e(c.get('ffh_kind'))} {e(c.get('ffh_name'))}</td>"
+    rows = "".join(f"<tr><td>{e(hop_label(FailingHop.from_row(c), reason=False))}</td>"
                    f"<td>{e(c.get('ffh_reason'))}</td><td>{number(c.get('tasks'))}</td>"
                    f"<td>{pct(c.get('share'))}</td><td>{e(', '.join(c.get('example_task_ids') or []))}"
                    "</td></tr>" for c in doc.get("root_causes") or [])

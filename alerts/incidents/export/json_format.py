@@ -1,4 +1,4 @@
-"""The JSON export: the incident document itself, schema `agentsla.incident/1`."""
+"""The JSON export: the incident document itself, schema `agentsla.incident/2`."""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ import html
 import re
 
 from agentsla.alerts.incidents.export.text import duration, number, pct
+from agentsla.alerts.incidents.report import headline_hop
+from agentsla.contract import FailingHop, hop_label
 
 #: Characters that start Markdown syntax mid-line; `_` only at a word's edge (GFM ignores
 #: intraword underscores, so snake_case names stay readable).
@@ -44,14 +46,13 @@ def to_markdown(doc: dict) -> str:
 
 def _summary(doc: dict) -> list[str]:
     inc = doc["incident"]
-    hop = inc.get("first_failing_hop") or "unknown"
     text = (f"{md(inc['title'])}. The impact started {md(inc.get('started') or 'at an unknown time')}"
             f", was detected {inc['detected']} (time to detect "
             f"{duration(inc.get('time_to_detect_s'))}) and "
             + (f"resolved {inc['resolved']} (time to resolve "
                f"{duration(inc.get('time_to_resolve_s'))})." if inc.get("resolved")
                else "is not resolved yet.")
-            + f" First failing hop: {md(hop)}.")
+            + f" First failing hop: {md(headline_hop(inc))}.")
     return ["## Summary", "", text]
 
 
@@ -81,7 +82,7 @@ def _root_causes(doc: dict) -> list[str]:
     if not rows:
         return lines + ["No blamed tasks were recorded.", "", TODO]
     lines += ["| first failing hop | reason | tasks | share | seconds lost |", "|---|---|---|---|---|"]
-    lines += [f"| {md(r.get('ffh_kind'))} {md(r.get('ffh_name'))} | {md(r.get('ffh_reason'))} | "
+    lines += [f"| {md(hop_label(FailingHop.from_row(r), reason=False))} | {md(r.get('ffh_reason'))} | "
               f"{number(r.get('tasks'))} | {pct(r.get('share'))} | {number(r.get('seconds_lost'))} |"
               for r in rows]
     return lines
@@ -110,7 +111,7 @@ def _detection(doc: dict) -> list[str]:
     inc = doc["incident"]
     lines = ["## Detection", ""]
     lines += [f"- {a['fired']}: {md(a['severity'])} {md(a['alertname'])} fired "
-              f"(first failing hop {md(a.get('first_failing_hop') or 'unknown')})"
+              f"(first failing hop {md(hop_label(FailingHop.from_json(a.get('first_failing_hop'))))})"
               for a in inc["alerts"]]
     sent = sum(1 for e in doc["timeline"] if e["kind"] == "notification_sent")
     failed = sum(1 for e in doc["timeline"] if e["kind"] == "notification_failed")

@@ -11,7 +11,7 @@ import json
 
 import httpx
 
-from agentsla.alerts.notify import alert_line, counts, title
+from agentsla.alerts.notify import alert_line, counts, hop_text, title
 from agentsla.alerts.notify.pagerduty.config import PagerDutyConfig
 from agentsla.alerts.notify.retry import post_json
 
@@ -42,8 +42,9 @@ def event(notification: dict, config: PagerDutyConfig) -> dict:
         "class": common.get("alertname"),
         "custom_details": {
             "firing": [alert_line(a) for a in notification["alerts"] if a["status"] == "firing"][:20],
-            "first_failing_hop": first["annotations"].get("first_failing_hop"),
+            "first_failing_hop": hop_text(first),
             "example_trace_ids": first["annotations"].get("example_trace_ids"),
+            "context": first.get("context"),  # the hop as data, its share, example ids
         },
     }
     body["payload"] = {k: v for k, v in body["payload"].items() if v is not None}

@@ -81,7 +81,7 @@ def test_ack_and_notes_then_every_format_parses_and_escapes(served):
     assert answer.headers["content-type"] == "application/json"
     doc = answer.json()
     jsonschema.validate(doc, json_schema())
-    assert doc["schema"] == "agentsla.incident/1" and doc == client.get(
+    assert doc["schema"] == "agentsla.incident/2" and doc == client.get(
         f"/api/v1/incidents/{incident_id}").json() | {"generated_at": doc["generated_at"]}
     assert doc["incident"]["acknowledged_by"] == "ana"
     assert "change" in [e["kind"] for e in doc["timeline"]]

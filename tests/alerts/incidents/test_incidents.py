@@ -9,15 +9,19 @@ from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.incidents.store import IncidentStore
 from agentsla.alerts.incidents.tracker import IncidentSettings, IncidentTracker, related
 from agentsla.alerts.state import Store
+from agentsla.contract import FailingHop
 from agentsla.errors import NotFound, PermanentError
 
 T = 1_700_000_000.0
 QUIET = 600.0
 
 
+DB_TIMEOUT = FailingHop("tool", "db", "timeout")
+
+
 def _alert(name: str, severity: str, fired: float | None, state: State = State.FIRING,
-           ffh: str | None = None, resolved: float | None = None, **labels) -> Alert:
-    context = {"first_failing_hop": ffh, "example_task_ids": ["t1"],
+           ffh: FailingHop | None = None, resolved: float | None = None, **labels) -> Alert:
+    context = {"first_failing_hop": ffh and ffh.to_json(), "example_task_ids": ["t1"],
                "example_trace_ids": ["a" * 32]} if ffh else {}
     return Alert({"alertname": name, "severity": severity, **labels}, {"summary": f"{name} x"},
                  state, 0.5, active_at=(fired or T) - 60, fired_at=fired, resolved_at=resolved,
@@ -39,8 +43,10 @@ def tracker(tmp_path):
     ({"task_type": "chat"}, {"task_type": "chat", "hop_name": "x"}, None, None, True),  # label
     ({"task_type": "chat"}, {"task_type": "search"}, None, None, False),  # other value
     ({"hop_kind": "tool"}, {"hop_kind": "tool"}, None, None, False),      # kind alone is too broad
-    ({}, {}, "tool db (timeout)", "tool db (circuit_open)", True),        # same hop, other reason
-    ({}, {}, "tool db (timeout)", "model gpt-4o (timeout)", False),
+    ({}, {}, DB_TIMEOUT, FailingHop("tool", "db", "circuit_open"), True),  # other reason
+    ({}, {}, DB_TIMEOUT, FailingHop("model", "gpt-4o", "timeout"), False),
+    ({}, {}, FailingHop("tool", "db (v2) x"), FailingHop("tool", "db"), False),  # names whole
+    ({}, {}, FailingHop("tool", "db"), FailingHop("model", "db"), False),  # kind matters
     ({}, {}, None, None, False),                                          # nothing to relate on
 ])
 def test_related(a, b, ffh_a, ffh_b, expected):
@@ -48,9 +54,9 @@ def test_related(a, b, ffh_a, ffh_b, expected):
 
 
 def test_related_alerts_join_and_unrelated_open_another(tracker):
-    chat = _alert("TaskSuccessLow", "P0", T, task_type="chat", ffh="tool db (timeout)")
+    chat = _alert("TaskSuccessLow", "P0", T, task_type="chat", ffh=DB_TIMEOUT)
     tool = _alert("ToolErrorRateHigh", "P1", T + 30, hop_kind="tool", hop_name="db",
-                  ffh="tool db (circuit_open)")
+                  ffh=FailingHop("tool", "db", "circuit_open"))
     other = _alert("QueueWaitHigh", "P1", T + 40, service_name="billing")
     digest = _alert("TokenQuotaPredicted", "P2", T + 50, model="gpt-4o")
     tracker.observe(T + 60, [chat, tool, other, digest])
@@ -60,7 +66,7 @@ def test_related_alerts_join_and_unrelated_open_another(tracker):
     assert [a.alertname for a in tracker.store.alerts(first.id)] == ["TaskSuccessLow",
                                                                      "ToolErrorRateHigh"]
     assert (first.severity, first.detected_at, first.first_failing_hop) == \
-        ("P0", T, "tool db (timeout)")
+        ("P0", T, DB_TIMEOUT)
     # A P2 related to an open incident joins it.
     tracker.observe(T + 70, [chat, tool, other, _alert("Budget", "P2", T + 65, task_type="chat")])
     assert len(tracker.store.alerts(first.id)) == 3
@@ -127,7 +133,7 @@ def test_a_stale_copy_never_clears_an_acknowledgement(tracker):
 def test_incidents_survive_a_restart_without_duplicates(tmp_path):
     path = tmp_path / "alerts.sqlite"
     first = _tracker(path)
-    alert = _alert("A", "P0", T, task_type="chat", ffh="tool db (timeout)")
+    alert = _alert("A", "P0", T, task_type="chat", ffh=DB_TIMEOUT)
     first.observe(T, [alert])
     [incident] = first.store.list()
     first.acknowledge(incident.id, "ana", T + 10)

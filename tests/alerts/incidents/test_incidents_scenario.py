@@ -19,7 +19,10 @@ def test_one_incident_with_the_expected_lifecycle(incident_world):
     assert incident.state == "resolved" and incident.severity == "P0"
     assert incident.labels == {"task_type": "order_status"}
     assert incident.title == f"TaskSuccessLow: order_status tasks fail {SCRIPT}"
-    assert incident.first_failing_hop.startswith("tool query_orders_db")
+    # the dominant first failing hop over the whole incident (the headline), with its share
+    assert (incident.first_failing_hop.kind, incident.first_failing_hop.name) == \
+        ("tool", "query_orders_db")
+    assert 0.3 < incident.first_failing_hop_share <= 1  # its timeouts (open breaker: the rest)
     # started (first failing span) < detected (first alert) < resolved < closed (quiet period)
     assert t0 + 30 < incident.started_at < incident.detected_at < incident.resolved_at
     assert incident.closed_at - incident.resolved_at >= 120
