@@ -42,7 +42,7 @@ def summarize(api: str, run: Run) -> dict:
         "mode": run.mode,
         "requests": len(run.calls),
         "answered_504": sum(call.status == 504 for call in run.calls),
-        "slowest_answer_s": round(max(call.latency_s for call in run.calls), 2),
+        "longest_task_ms": round(max(task["duration_ms"] for task in tasks)),
         "model_attempts": len(models),
         "timed_out_attempts": sum(span["error_type"] == "timeout" for span in models),
         "worst_case_ms": max(worst_case_ms(span) for span in models),
@@ -55,7 +55,7 @@ def summarize(api: str, run: Run) -> dict:
 
 ROWS = [("requests", "requests to the gateway"),
         ("answered_504", "answered 504"),
-        ("slowest_answer_s", "slowest answer (s; budget 3 s)"),
+        ("longest_task_ms", "longest task at the gateway (ms; budget 3000)"),
         ("model_attempts", "model attempts"),
         ("timed_out_attempts", "attempts that timed out"),
         ("worst_case_ms", "worst timeout x attempts left (ms)"),
