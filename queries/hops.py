@@ -43,9 +43,10 @@ def hop_stats(store: ReadStore, start_ns: int, end_ns: int, hop_kind: str | None
                                     "limit": limit, **filters}, **_task_filter(filters))
 
 
-def hop_series(store: ReadStore, start_ns: int, end_ns: int, step_ns: int, hop_kind: str | None = None,
-               task_type: str | None = None, tenant_id: str | None = None,
-               service_name: str | None = None, limit: int = 20) -> list[dict]:
+def hop_series(store: ReadStore, start_ns: int, end_ns: int, step_ns: int,
+               hop_kind: str | None = None, task_type: str | None = None,
+               tenant_id: str | None = None, service_name: str | None = None,
+               limit: int = 20) -> list[dict]:
     """Answer: how did the busiest hops do over time, bucket by bucket of `step_ns`?
 
     Rows, oldest bucket first, then busiest hop first: bucket_ns (bucket start), bucket

@@ -1,7 +1,7 @@
 """The metrics alert expressions may name: their labels, units and the query behind each.
 
 Each metric belongs to a family, and each family is answered by one named query (see
-alerts/metrics.py); the catalog only describes, so parsing and `agentsla alerts check` need no
+alerts/rules/source.py); the catalog only describes, so parsing and `agentsla alerts check` need no
 database. Filters are the labels allowed inside `{...}`; `by` the labels allowed in `by (...)`.
 """
 
@@ -40,10 +40,10 @@ TASK = Family("task", "queries.sla.sla_by / sla_totals", ("task_type", "tenant_i
               max_by=1, count="finished tasks in the window")
 HOP = Family("hop", "queries.hops.hop_stats", ("hop_kind", "task_type", "tenant_id"), HOP_LABELS,
              count="calls (spans) of the hop in the window")
-PROVIDER = Family("provider", "alerts.metrics.provider_calls", (), ("provider", "model"),
+PROVIDER = Family("provider", "queries.spans.provider_calls", (), ("provider", "model"),
                   count="model calls in the window")
-INGEST = Family("ingest", "alerts.metrics.spans_received", (), ("service_name",))
-SLO = Family("slo", "alerts.metrics.slo_window_counts", ("task_type",), ("task_type",),
+INGEST = Family("ingest", "queries.spans.spans_received", (), ("service_name",))
+SLO = Family("slo", "queries.slo.slo_window", ("task_type",), ("task_type",),
              count="finished tasks in the window")
 
 _SPECS = (

@@ -1,8 +1,8 @@
 """Evaluate a parsed expression against a query source into the samples that hold.
 
 The source is what `Evaluator.eval(now, query)` receives: anything with `select(selector,
-at_ns) -> list[Sample]` and `objective(task_type) -> float` (alerts/metrics.py answers from
-DuckDB; `agentsla alerts test` answers from `a+bxn` input series).
+at_ns) -> list[Sample]` and `objective(task_type) -> float` (alerts/rules/source.py's
+MetricSource answers from the read store; `agentsla alerts test` from `a+bxn` input series).
 """
 
 from __future__ import annotations

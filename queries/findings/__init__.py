@@ -1,8 +1,8 @@
 """Findings: the timeout-budget failures agent platforms actually had, found in the spans.
 
 `find_findings(store, start_ns, end_ns, kind, thresholds)` runs one module per finding type; each
-asks its questions of the read store (queries.store) over the views `spans` and `tasks` (aggregated in DuckDB, one
-row per hop and rule) and shapes the rows into findings. See docs/findings.md.
+asks its questions of the read store (queries.store) over the views `spans` and `tasks`
+(aggregated in the database, one row per hop and rule) and shapes the rows into findings. See docs/findings.md.
 """
 
 from __future__ import annotations

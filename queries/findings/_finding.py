@@ -1,10 +1,11 @@
 """Shared pieces of the finding detectors: shaping findings and formatting numbers for hints.
 
 Each question's SQL is queries/sql/<dialect>/findings/<question>.sql; those numbering attempts
-share the snippet `attempts`. Every question returns one row per hop (or task type) and rule, already aggregated in DuckDB,
-with the columns `hop_kind`, `hop_name` (or `task_type`), `examples` (a list of up to five
-{task_id, span_id}), `first_ns`, `last_ns` and its evidence numbers. Evidence time is the end of
-the evidence spans: a finding belongs to a window when some of its evidence ended inside it.
+share the snippet `attempts`. Every question returns one row per hop (or task type) and rule,
+already aggregated by the store, with the columns `hop_kind`, `hop_name` (or `task_type`),
+`examples` (a list of up to five {task_id, span_id}), `first_ns`, `last_ns` and its evidence
+numbers. Evidence time is the end of the evidence spans: a finding belongs to a window when some
+of its evidence ended inside it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from agentsla.config import SloObjective, load_config
-from agentsla.queries.slo import slo_status
+from agentsla.queries.slo import budget_share, slo_status, slo_window
 from queryrows import NS, T0, insert, task
 
 END = T0 + 100 * 86400 * NS
@@ -66,3 +66,31 @@ def test_filter_and_default_objective(traffic):
     (chat,) = slo_status(traffic, load_config(environ={}), END, task_type="chat")
     assert chat["objective"] == 0.999 and chat["period_s"] == 30 * D
     assert chat["burn_rates"]["5m"] == pytest.approx(0.25 / 0.001)
+
+
+def test_any_window_counts_good_and_bad_against_the_types_slo(con, store, config):
+    # search: degraded is bad (degraded_is_good=False), objective 0.9; chat: degraded is good
+    start_s, end_s = 100.0, 200.0
+    insert(con, tasks=[
+        task("s1", "success", end_s=start_s, task_type="search"),   # on the lower bound: in
+        task("s2", "degraded", end_s=150, task_type="search"),
+        task("s3", "failed", end_s=199, task_type="search"),
+        task("s4", "failed", end_s=end_s, task_type="search"),      # on the upper bound: out
+        task("s5", "cancelled", end_s=150, task_type="search"),     # neither good nor bad
+        task("c1", "degraded", end_s=150, task_type="chat"),
+    ])
+    rows = slo_window(store, config, T0 + int(start_s * NS), T0 + int(end_s * NS))
+    by_type = {r["task_type"]: r for r in rows}
+    assert set(by_type) == {"search", "chat"}
+    search = by_type["search"]
+    assert (search["good"], search["bad"], search["total"]) == (1, 2, 3)
+    assert search["bad_fraction"] == pytest.approx(2 / 3)
+    assert search["burn_rate"] == pytest.approx((2 / 3) / 0.1)
+    chat = by_type["chat"]
+    assert (chat["good"], chat["bad"], chat["burn_rate"]) == (1, 0, 0.0)
+
+
+def test_budget_share_of_a_period():
+    # 30 minutes at half bad against 99 % over 1 day: 15 bad minutes of 14.4 allowed
+    slo = SloObjective("chat", objective=0.99, period=86400.0)
+    assert budget_share(0.5, 30.0, slo) == pytest.approx(15 / 14.4)

@@ -24,7 +24,7 @@ def _loader(cons: list, wrap=lambda con: DuckDBStore(con.cursor())):
 
 @pytest.fixture
 def load():
-    """Return load(rows) -> a read store over a fresh database holding those spans and their tasks."""
+    """Return load(rows) -> a read store over a fresh database holding those rows and tasks."""
     cons: list = []
     yield _loader(cons)
     for con in cons:
