@@ -12,6 +12,7 @@ only create silences scoped to it (docs/api.md, Security).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from agentsla.config import parse_duration
 from agentsla.errors import AgentslaError, Forbidden, NotFound, PermanentError
 
 NS = 1_000_000_000
+log = logging.getLogger("agentsla.api.alert_routes")
 
 
 def _time(name: str, value: Any) -> float:
@@ -67,6 +69,9 @@ def _guard(service, handler: Handler, tokens: Tokens):
             return await run_in_threadpool(handler, service, Call(request, principal, body))
         except AgentslaError as exc:
             return json_response({"error": exc.message}, exc.status)
+        except Exception:  # noqa: BLE001 - the edge: log it, answer without a traceback
+            log.exception("alert API %s failed", request.url.path)
+            return json_response({"error": "internal error; see the agentsla server log"}, 500)
     return run
 
 
@@ -99,7 +104,7 @@ def _silence_tenant(matchers: list[str]) -> str | None:
             matcher = parse_matcher(text)
         except ValueError:
             continue  # Silences.add reports bad matchers precisely
-        if matcher.name == "tenant_id" and matcher.op == "=":
+        if matcher.label == "tenant_id" and matcher.op == "=":
             return matcher.value
     return None
 

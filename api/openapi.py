@@ -144,6 +144,8 @@ def _get(summary: str, params: list[dict], schema: dict | None, media: str = "ap
     if auth:
         responses["401"] = {"description": "Missing or wrong bearer token (when one is set)",
                             "content": {"application/json": {"schema": _ref("Error")}}}
+        responses["403"] = {"description": "A tenant's token asked beyond its tenant",
+                            "content": {"application/json": {"schema": _ref("Error")}}}
     if not_found:
         responses["404"] = {"description": "Unknown id",
                             "content": {"application/json": {"schema": _ref("Error")}}}
@@ -238,6 +240,13 @@ PATHS = {
                    "parameters": [_param("silence_id", "The silence id.", where="path")],
                    "responses": {"200": {"description": "Expired"},
                                  "404": {"description": "Unknown silence"}}},
+    },
+    "/-/reload": {
+        "post": {"summary": "Read the rule and routing files again (admin token); a bad file "
+                            "keeps the running config (docs/alerts.md, Reloading).",
+                 "responses": {"200": {"description": "Reloaded: {status, at, rules}"},
+                               "400": {"description": "A bad file: {status: error, error}"},
+                               "403": {"description": "Not an admin token"}}},
     },
     # Incidents (alerts/incident_api.py; docs/incidents.md), served by the alert service too.
     "/api/v1/incidents": _get("Incidents, newest first; `from`/`to` keep those overlapping "
