@@ -8,7 +8,7 @@ restart exactly as it was decided.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 from agentsla.contract import FailingHop, hop_label
 
@@ -103,6 +103,24 @@ def alert_line(alert: dict) -> str:
     if ann.get("example_trace_ids"):
         text += f" | traces: {ann['example_trace_ids']}"
     return text
+
+
+def cut(text: str, limit: int) -> str:
+    """Shorten a text to `limit` characters, ending in an ellipsis when cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def take_fitting(lines: list[str], candidates: Iterable[str], footer: list[str],
+                 max_shown: int, fits: Callable[[list[str]], bool]) -> int:
+    """Append candidate lines (top offenders first) while fewer than `max_shown` and the
+    message `lines + footer` still fits; return how many were taken."""
+    taken = 0
+    for line in candidates:
+        if taken >= max_shown or not fits(lines + [line] + footer):
+            break
+        lines.append(line)
+        taken += 1
+    return taken
 
 
 def hop_text(alert: dict) -> str:

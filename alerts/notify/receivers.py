@@ -9,21 +9,30 @@ from typing import Any, Callable
 import httpx
 
 from agentsla.alerts.notify.digest import config as digest_config
+from agentsla.alerts.notify.dingtalk import config as dingtalk_config
+from agentsla.alerts.notify.dingtalk.notifier import DingTalkNotifier
 from agentsla.alerts.notify.digest.notifier import DigestNotifier
 from agentsla.alerts.notify.email import config as email_config
 from agentsla.alerts.notify.email.notifier import EmailNotifier
+from agentsla.alerts.notify.feishu import config as feishu_config
+from agentsla.alerts.notify.feishu.notifier import FeishuNotifier
 from agentsla.alerts.notify.pagerduty import config as pagerduty_config
 from agentsla.alerts.notify.pagerduty.notifier import PagerDutyNotifier
 from agentsla.alerts.notify.slack import config as slack_config
 from agentsla.alerts.notify.slack.notifier import SlackNotifier
 from agentsla.alerts.notify.webhook import config as webhook_config
 from agentsla.alerts.notify.webhook.notifier import WebhookNotifier
+from agentsla.alerts.notify.wecom import config as wecom_config
+from agentsla.alerts.notify.wecom.notifier import WeComNotifier
 from agentsla.yamlsrc import SourceError, line_of
 
 #: config key → (parse config, build notifier from config and the shared HTTP client)
 KINDS: dict[str, tuple[Callable, Callable[[Any, httpx.AsyncClient], Any]]] = {
     "webhook_configs": (webhook_config.parse, WebhookNotifier),
     "slack_configs": (slack_config.parse, SlackNotifier),
+    "dingtalk_configs": (dingtalk_config.parse, DingTalkNotifier),
+    "wecom_configs": (wecom_config.parse, WeComNotifier),
+    "feishu_configs": (feishu_config.parse, FeishuNotifier),
     "pagerduty_configs": (pagerduty_config.parse, PagerDutyNotifier),
     "email_configs": (email_config.parse, lambda c, _client: EmailNotifier(c)),
     "digest_configs": (digest_config.parse, lambda c, _client: DigestNotifier(c)),

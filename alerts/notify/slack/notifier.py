@@ -10,7 +10,7 @@ import json
 
 import httpx
 
-from agentsla.alerts.notify import alert_line, title
+from agentsla.alerts.notify import alert_line, cut, take_fitting, title
 from agentsla.alerts.notify.retry import post_json
 from agentsla.alerts.notify.slack.config import SlackConfig
 
@@ -32,21 +32,13 @@ def render(notification: dict, max_shown: int) -> str:
         if not alerts:
             continue
         lines.append(f"{label}:")
-        for alert in alerts:
-            line = "• " + _cut(alert_line(alert), MAX_LINE)
-            budget = MAX_TEXT - len("\n".join(lines + footer)) - 40
-            if shown >= max_shown or len(line) + 1 > budget:
-                break
-            lines.append(line)
-            shown += 1
+        shown += take_fitting(lines, ("• " + cut(alert_line(a), MAX_LINE) for a in alerts),
+                              footer, max_shown - shown,
+                              lambda text: len("\n".join(text)) <= MAX_TEXT - 40)
     more = len(notification["alerts"]) - shown
     if more > 0:
         lines.append(f"…and {more} more")
     return "\n".join(lines + footer)
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 class SlackNotifier:

@@ -1,0 +1,1 @@
+"""DingTalk custom robot: signed markdown messages, grouped like every receiver."""

@@ -1,0 +1,1 @@
+"""Feishu / Lark custom bot: signed interactive cards."""

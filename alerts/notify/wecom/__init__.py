@@ -1,0 +1,1 @@
+"""WeCom (WeChat Work) group robot: markdown messages under 4096 bytes."""
