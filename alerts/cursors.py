@@ -1,9 +1,9 @@
-"""Cursors: the DuckDB cursors the alert service holds, so stopping can interrupt them.
+"""Cursors: the read stores the alert service holds, so stopping can interrupt them.
 
 DuckDB refuses to close a connection a query still runs on ("connection is busy"), so the alert
-service opens every cursor here: `interrupt_all()` refuses new cursors, interrupts the running
-queries (DuckDB's `interrupt()`, the query raises InterruptException) and `wait_idle()` returns
-once every cursor is closed.
+service opens every store (each over its own cursor) here: `interrupt_all()` refuses new ones,
+interrupts the running queries (`ReadStore.interrupt()`; over DuckDB the query raises
+InterruptException) and `wait_idle()` returns once every store is closed.
 """
 
 from __future__ import annotations
@@ -13,24 +13,23 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-import duckdb
-
 from agentsla.errors import RetryableError
+from agentsla.queries.store import ReadStore
 
 
 class Cursors:
-    """Open, track and interrupt the cursors of the alert service's threads."""
+    """Open, track and interrupt the read stores (cursors) of the alert service's threads."""
 
-    def __init__(self, connect: Callable[[], duckdb.DuckDBPyConnection]) -> None:
+    def __init__(self, connect: Callable[[], ReadStore]) -> None:
         self.connect = connect
-        self._open: set[duckdb.DuckDBPyConnection] = set()
+        self._open: set[ReadStore] = set()
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self.stopping = False
 
     @contextmanager
-    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Yield a fresh cursor, closed (and forgotten) afterwards."""
+    def cursor(self) -> Iterator[ReadStore]:
+        """Yield a fresh read store, closed (and forgotten) afterwards."""
         with self._lock:
             if self.stopping:
                 raise RetryableError("the alert service is stopping")

@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-import duckdb
 import httpx
 from starlette.routing import Route
 
@@ -47,6 +46,7 @@ from agentsla.alerts.notify.receivers import build_integrations
 from agentsla.alerts.routing.silence import Silences
 from agentsla.alerts.state import FILENAME, Store
 from agentsla.config import Config
+from agentsla.queries.store import ReadStore
 
 log = logging.getLogger("agentsla.alerts")
 TICK_S = 1.0
@@ -93,7 +93,7 @@ class ReloadResult:
 class AlertService:
     """Rules, state machine, routing, notifiers and the /api/v1/alerts and silences routes."""
 
-    def __init__(self, config: Config, connect: Callable[[], duckdb.DuckDBPyConnection],
+    def __init__(self, config: Config, connect: Callable[[], ReadStore],
                  data_dir: Path, dashboard_url: str | None = None, *,
                  clock: Callable[[], float] = time.time,
                  client: httpx.AsyncClient | None = None) -> None:

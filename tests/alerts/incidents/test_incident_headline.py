@@ -24,6 +24,7 @@ from agentsla.alerts.service import AlertService
 from agentsla.collector.store.schema import migrate
 from agentsla.config import load_config
 from agentsla.contract import FailingHop
+from agentsla.queries.engines.duckdb import cursor_stores
 
 SCHEDULER = FailingHop("scheduler", "schedule task", "timeout")
 MODEL = FailingHop("model", "gpt-4o (eu) beta", "rate_limited")
@@ -69,7 +70,7 @@ def test_headline_and_hop_stay_structured(world):
                   "route": {"receiver": "hook", "group_wait": "0s", "group_interval": "1m"},
                   "receivers": [{"name": "hook", "webhook_configs": [{"url": hook.url}]}]}
         config = dataclasses.replace(load_config(environ={}), alerts=alerts)
-        svc = AlertService(config, con.cursor, tmp / "data", clock=lambda: clock[0])
+        svc = AlertService(config, cursor_stores(con), tmp / "data", clock=lambda: clock[0])
         store = svc.incidents.store
         headlines = []
 
