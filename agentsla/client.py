@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import ssl
 from typing import Any, Mapping
 from urllib.parse import quote
 
 import httpx
 
 from agentsla.config import Config
-from agentsla.errors import (AgentslaError, Forbidden, NotFound, PermanentError, RetryableError,
-                             Unauthorized)
+from agentsla.errors import (AgentslaError, ConfigError, Forbidden, NotFound, PermanentError,
+                             RetryableError, Unauthorized)
 
 _ERRORS_BY_STATUS = {400: PermanentError, 401: Unauthorized, 403: Forbidden, 404: NotFound,
                      503: RetryableError}
@@ -19,16 +20,20 @@ class ApiClient:
     """Call the agentsla query API; every method returns the decoded JSON (or text)."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, ca_file: str = "",
+                 cert_file: str = "", key_file: str = "") -> None:
         self.base_url = base_url.rstrip("/")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout,
-                                  transport=transport)
+                                  transport=transport,
+                                  verify=_tls_context(ca_file, cert_file, key_file))
 
     @classmethod
     def from_config(cls, config: Config, **kwargs: Any) -> "ApiClient":
-        """Build a client for config.client.api, sending config.server.api_token if set."""
-        return cls(config.client.api, token=config.server.api_token or None, **kwargs)
+        """Build a client for config.client.api with its token and TLS files, if set."""
+        tls = {"ca_file": config.client.api_ca_file, "cert_file": config.client.api_cert_file,
+               "key_file": config.client.api_key_file}
+        return cls(config.client.api, token=config.server.api_token or None, **tls, **kwargs)
 
     def close(self) -> None:
         """Close the underlying connections."""

@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
+from agentsla.collector.faults import parse_faults
 from agentsla.errors import ConfigError
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -73,6 +74,19 @@ def parse_str(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+TLS_LISTENERS = ("otlp_http", "otlp_grpc", "api")
+
+
+def parse_listeners(value: Any) -> tuple[str, ...]:
+    """Parse a comma-separated list of listener names (otlp_http, otlp_grpc, api)."""
+    names = tuple(n.strip() for n in parse_str(value).split(",") if n.strip())
+    unknown = [n for n in names if n not in TLS_LISTENERS]
+    if unknown:
+        raise ValueError(f"unknown listener {unknown[0]!r}; expected some of "
+                         f"{', '.join(TLS_LISTENERS)}")
+    return names
+
+
 @dataclass(frozen=True)
 class Setting:
     """One setting: its flat name, section, default, parser and the help shown everywhere."""
@@ -120,6 +134,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("read_timeout", "server", 30.0, parse_duration,
             "Longest a client may take to send a request's headers, and again its body; "
             "slower or silent connections are closed (a late body gets 408)."),
+    Setting("tls_cert_file", "server", "", parse_str,
+            "PEM certificate (chain) that turns on TLS for the listeners in tls_listeners."),
+    Setting("tls_key_file", "server", "", parse_str, "PEM private key of tls_cert_file."),
+    Setting("tls_client_ca_file", "server", "", parse_str,
+            "If set, TLS listeners require client certificates signed by this PEM CA (mTLS)."),
+    Setting("tls_listeners", "server", "otlp_http,otlp_grpc,api", parse_listeners,
+            "Listeners that use TLS when tls_cert_file is set; the others stay plain."),
     Setting("max_body_bytes", "ingest", 20 * 1024**2, parse_bytes,
             "Largest OTLP request body, checked before and after decompression (413 beyond)."),
     Setting("max_spans_per_request", "ingest", 100_000, parse_int,
@@ -136,6 +157,17 @@ SETTINGS: tuple[Setting, ...] = (
             "Most spans the writer commits in one transaction (group commit)."),
     Setting("retry_after", "ingest", 1.0, parse_duration,
             "Retry-After sent with 429/503 answers."),
+    Setting("submit_timeout", "ingest", 30.0, parse_duration,
+            "Longest an OTLP request waits for its commit, then 503 + Retry-After "
+            "(0 = no bound)."),
+    Setting("writer_stall_timeout", "ingest", 30.0, parse_duration,
+            "A writer busy this long on one step turns /api/v1/health to 503."),
+    Setting("writer_max_restarts", "ingest", 5, parse_int,
+            "Unexpected writer errors in a row it restarts after; one more exits the "
+            "process with code 1."),
+    Setting("fault_injection", "ingest", "", parse_faults,
+            "Test only: writer faults to inject, e.g. crash@2 or stall@3 "
+            "(see collector/faults.py)."),
     Setting("default_budget", "tasks", 300.0, parse_duration,
             "Budget assumed for a task that carries none, when deciding it is lost."),
     Setting("lost_grace", "tasks", 60.0, parse_duration,
@@ -151,6 +183,11 @@ SETTINGS: tuple[Setting, ...] = (
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
     Setting("api", "client", "http://127.0.0.1:8710", parse_str,
             "Query API base URL used by the CLI and the dashboard."),
+    Setting("api_ca_file", "client", "", parse_str,
+            "PEM CA that verifies an https --api ('' = the system's trust store)."),
+    Setting("api_cert_file", "client", "", parse_str,
+            "PEM client certificate sent to an https --api that requires one."),
+    Setting("api_key_file", "client", "", parse_str, "PEM private key of api_cert_file."),
     Setting("dashboard_url", "client", "http://127.0.0.1:8501", parse_str,
             "Dashboard base URL put into alert notifications as a link ('' for none)."),
     Setting("dashboard_password", "client", "", parse_str,
@@ -181,6 +218,10 @@ class ServerConfig:
     max_connections: int
     keepalive_timeout: float
     read_timeout: float
+    tls_cert_file: str
+    tls_key_file: str
+    tls_client_ca_file: str
+    tls_listeners: tuple[str, ...]
 
     @property
     def db_path(self) -> Path:
@@ -200,6 +241,10 @@ class IngestConfig:
     queue_max_bytes: int
     commit_max_spans: int
     retry_after: float
+    submit_timeout: float
+    writer_stall_timeout: float
+    writer_max_restarts: int
+    fault_injection: str
 
 
 @dataclass(frozen=True)
@@ -227,6 +272,9 @@ class ClientConfig:
     api: str
     dashboard_url: str
     dashboard_password: str
+    api_ca_file: str
+    api_cert_file: str
+    api_key_file: str
 
 
 @dataclass(frozen=True)

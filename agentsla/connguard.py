@@ -62,6 +62,17 @@ class GuardedH11Protocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def shutdown(self) -> None:
+        """Close at shutdown; an idle connection is aborted, not closed politely.
+
+        A polite TLS close waits for the peer's close_notify, up to asyncio's 30 s SSL
+        shutdown timeout: one idle keep-alive exporter would hold `agentsla serve` that long.
+        """
+        idle = self._awaiting_headers()
+        super().shutdown()
+        if idle:
+            self.transport.abort()
+
     def _awaiting_headers(self) -> bool:
         return self.cycle is None or self.cycle.response_complete
 

@@ -6,9 +6,11 @@ import asyncio
 import contextlib
 import logging
 import signal
+import ssl
 from pathlib import Path
 
 import duckdb
+import grpc
 import uvicorn
 
 from agentsla.alerts.service import AlertService
@@ -18,8 +20,9 @@ from agentsla.collector.pipeline import IngestPipeline
 from agentsla.collector.receivers.export import Exporter
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
-from agentsla.config import Config
+from agentsla.config import Config, ServerConfig
 from agentsla.connguard import guarded_protocol
+from agentsla.errors import ConfigError
 from agentsla.api.app import create_api_app
 from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
@@ -34,38 +37,85 @@ class _Server(uvicorn.Server):
         return contextlib.nullcontext()
 
 
-def _http_server(app, config: Config, port: int) -> _Server:
+def _http_server(app, config: Config, port: int, listener: str) -> _Server:
     # The guarded protocol caps connections (503 + Retry-After) and closes slow or silent ones.
     protocol = guarded_protocol(config.server.read_timeout, config.server.max_connections,
                                 config.ingest.retry_after)
     return _Server(uvicorn.Config(
         app, host=config.server.host, port=port, log_level="warning", access_log=False,
         lifespan="off", http=protocol,
-        timeout_keep_alive=max(1, int(config.server.keepalive_timeout))))
+        timeout_keep_alive=max(1, int(config.server.keepalive_timeout)),
+        **_uvicorn_tls(config.server, listener)))
 
 
-async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
-    """Run until SIGTERM/SIGINT (or `stop`): then stop accepting, flush, checkpoint, return."""
+def _uses_tls(server: ServerConfig, listener: str) -> bool:
+    return bool(server.tls_cert_file) and listener in server.tls_listeners
+
+
+def _uvicorn_tls(server: ServerConfig, listener: str) -> dict:
+    if not _uses_tls(server, listener):
+        return {}
+    client_auth = ({"ssl_ca_certs": server.tls_client_ca_file, "ssl_cert_reqs": ssl.CERT_REQUIRED}
+                   if server.tls_client_ca_file else {})
+    return {"ssl_certfile": server.tls_cert_file, "ssl_keyfile": server.tls_key_file,
+            **client_auth}
+
+
+def _grpc_credentials(server: ServerConfig) -> grpc.ServerCredentials | None:
+    if not _uses_tls(server, "otlp_grpc"):
+        return None
+    ca = Path(server.tls_client_ca_file).read_bytes() if server.tls_client_ca_file else None
+    key_pair = (Path(server.tls_key_file).read_bytes(), Path(server.tls_cert_file).read_bytes())
+    return grpc.ssl_server_credentials([key_pair], root_certificates=ca,
+                                       require_client_auth=ca is not None)
+
+
+def check_tls(server: ServerConfig) -> None:
+    """Fail at start, naming the setting, when the TLS files do not make a usable server."""
+    if bool(server.tls_cert_file) != bool(server.tls_key_file):
+        raise ConfigError("tls_cert_file and tls_key_file must be set together")
+    if server.tls_client_ca_file and not server.tls_cert_file:
+        raise ConfigError("tls_client_ca_file needs tls_cert_file and tls_key_file")
+    if not server.tls_cert_file:
+        return
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(server.tls_cert_file, server.tls_key_file)
+        if server.tls_client_ca_file:
+            context.load_verify_locations(server.tls_client_ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"cannot use tls_cert_file {server.tls_cert_file!r}, tls_key_file "
+                          f"{server.tls_key_file!r}, tls_client_ca_file "
+                          f"{server.tls_client_ca_file!r}: {exc}") from None
+
+
+async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
+    """Run until SIGTERM/SIGINT (or `stop`): then stop accepting, flush, checkpoint.
+
+    Returns the exit code: 0, or 1 when the writer gave up (a supervisor should restart us).
+    """
     resolve_thresholds(config.findings)  # a typo in `findings:` fails here, not per request
+    check_tls(config.server)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     con = open_store(config.server.db_path, config.server.memory_limit)
-    pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks)
+    pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks,
+                              on_death=lambda: loop.call_soon_threadsafe(stop.set))
     pipeline.start()
     exporter = Exporter(config.ingest, pipeline.submit)
     otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token,
                                                   config.server.read_timeout),
-                             config, config.server.otlp_http_port)
+                             config, config.server.otlp_http_port, "otlp_http")
     alerts = AlertService(config, cursor_stores(con), Path(config.server.data_dir),
                           config.client.dashboard_url or None)
     api = _http_server(create_api_app(cursor_stores(con), config, lambda: _health(pipeline, exporter),
                                       extra_routes=alerts.routes()),
-                       config, config.server.api_port)
+                       config, config.server.api_port, "api")
     grpc_server, grpc_port = await start_grpc_server(
         exporter, config.server.host, config.server.otlp_grpc_port, config.server.ingest_token,
-        config.ingest.max_body_bytes)
+        config.ingest.max_body_bytes, _grpc_credentials(config.server))
     tasks = [asyncio.create_task(s.serve()) for s in (otlp_http, api)]
     await _announce(config, grpc_port, (otlp_http, api), tasks)
     await alerts.start()
@@ -80,6 +130,7 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> None:
     await alerts.stop()
     if await asyncio.to_thread(pipeline.close):
         _close_store(con)
+    return 1 if pipeline.dead else 0
 
 
 def _close_store(con) -> None:
@@ -106,6 +157,9 @@ async def _announce(config: Config, grpc_port: int, servers: tuple[_Server, ...]
             raise OSError("an HTTP listener failed to start (is the port in use?)")
         await asyncio.sleep(0.02)
     host = config.server.host
-    print(f"agentsla serving  OTLP/HTTP http://{host}:{config.server.otlp_http_port}/v1/traces  "
-          f"OTLP/gRPC {host}:{grpc_port}  API http://{host}:{config.server.api_port}/api/v1  "
-          f"data {config.server.db_path}", flush=True)
+    http, api = ("https" if _uses_tls(config.server, name) else "http"
+                 for name in ("otlp_http", "api"))
+    grpc_tls = " (TLS)" if _uses_tls(config.server, "otlp_grpc") else ""
+    print(f"agentsla serving  OTLP/HTTP {http}://{host}:{config.server.otlp_http_port}/v1/traces  "
+          f"OTLP/gRPC {host}:{grpc_port}{grpc_tls}  API {api}://{host}:{config.server.api_port}"
+          f"/api/v1  data {config.server.db_path}", flush=True)

@@ -93,8 +93,10 @@ class Endpoint:
 
 # --- answers: each runs in a worker thread with its own store ---------------------------------
 
-def _health(store: ReadStore | None, ask: Ask) -> dict:
-    return {"status": "ok", **ask.health()}
+def _health(store: ReadStore | None, ask: Ask) -> dict | Response:
+    # health() may say otherwise ("status": "unavailable", e.g. a stuck writer): then 503
+    body = {"status": "ok", **ask.health()}
+    return body if body["status"] == "ok" else json_response(body, 503)
 
 
 def _sla(store: ReadStore, ask: Ask) -> dict:

@@ -3,7 +3,12 @@
 Receivers `await submit(rows)`; the writer thread drains every waiting request into one
 transaction (group commit) and only then answers them, so a 200 means the spans are committed.
 The queue is bounded in (estimated) bytes: when full, submit raises Overloaded (429) at once and
-holds no memory for the refused request.
+holds no memory for the refused request. No request waits longer than `submit_timeout`.
+
+The writer thread is supervised: an unexpected error is logged with its traceback, the batch in
+hand is answered 503 (retryable), the writer forgets its memory and carries on; after more
+than `writer_max_restarts` such errors in a row the pipeline dies, answers everything queued
+503 and calls `on_death` (the server then exits non-zero for its supervisor to restart it).
 """
 
 from __future__ import annotations
@@ -14,13 +19,14 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import duckdb
 
+from agentsla.collector.faults import FaultPlan, InjectedFault
 from agentsla.collector.store.writer import Row, TaskWriter
 from agentsla.config import IngestConfig, TasksConfig
-from agentsla.errors import AgentslaError, Overloaded, PermanentError, RetryableError
+from agentsla.errors import AgentslaError, Overloaded, RetryableError
 
 log = logging.getLogger("agentsla.pipeline")
 
@@ -37,12 +43,13 @@ def estimate_bytes(rows: list[Row]) -> int:
     return total
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: withdrawing one must not compare rows
 class _Item:
     rows: list[Row]
     nbytes: int
     future: asyncio.Future
     loop: asyncio.AbstractEventLoop
+    taken: bool = False  # the writer has it in hand: too late to withdraw
 
 
 @dataclass
@@ -53,6 +60,8 @@ class IngestStats:
     duplicate_spans: int = 0
     refused_spans: int = 0
     failed_spans: int = 0
+    timed_out_spans: int = 0
+    writer_restarts: int = 0
     commits: int = 0
     lost_tasks_declared: int = 0
     retention_deleted_tasks: int = 0
@@ -63,15 +72,24 @@ class IngestStats:
 class IngestPipeline:
     """Owns the writer thread; every DuckDB write in `agentsla serve` goes through it."""
 
-    def __init__(self, writer: TaskWriter, ingest: IngestConfig, tasks: TasksConfig) -> None:
+    def __init__(self, writer: TaskWriter, ingest: IngestConfig, tasks: TasksConfig,
+                 on_death: Callable[[], None] | None = None) -> None:
         self.writer = writer
         self.ingest = ingest
         self.tasks = tasks
         self.stats = IngestStats()
+        self.on_death = on_death
+        self.dead = False
         self._queue: deque[_Item] = deque()
         self._queued_bytes = 0
         self._cond = threading.Condition()
         self._closing = False
+        self._in_hand: list[_Item] = []
+        self._busy_since: float | None = None  # monotonic start of the writer's current step
+        self._errors_in_a_row = 0
+        self._last_error: str | None = None
+        self._faults = FaultPlan(ingest.fault_injection)
+        self._batches = 0
         self._thread = threading.Thread(target=self._run, name="agentsla-writer", daemon=True)
 
     @property
@@ -88,8 +106,13 @@ class IngestPipeline:
         self._thread.start()
 
     async def submit(self, rows: list[Row]) -> None:
-        """Queue rows and return once they are committed; raise Overloaded when full."""
-        if self._closing:
+        """Queue rows and return once they are committed; raise Overloaded when full.
+
+        Raises RetryableError (503) when the commit does not come within submit_timeout. A
+        request still queued is then withdrawn, never committed; one the writer already holds
+        may still be committed, and the client's retry is then a duplicate the writer drops.
+        """
+        if self._closing or self.dead:
             raise RetryableError("agentsla is shutting down", self.ingest.retry_after)
         nbytes = estimate_bytes(rows)
         loop = asyncio.get_running_loop()
@@ -103,7 +126,20 @@ class IngestPipeline:
             self._queue.append(item)
             self._queued_bytes += nbytes
             self._cond.notify()
-        await asyncio.shield(item.future)
+        timeout = self.ingest.submit_timeout or None
+        try:
+            await asyncio.wait_for(asyncio.shield(item.future), timeout)
+        except TimeoutError:
+            self._withdraw(item)
+            raise RetryableError(f"spans not committed within {timeout:g} s (the writer is "
+                                 "slow or stuck); retry later", self.ingest.retry_after) from None
+
+    def _withdraw(self, item: _Item) -> None:
+        with self._cond:
+            self.stats.timed_out_spans += len(item.rows)
+            if not item.taken:
+                self._queue.remove(item)
+                self._queued_bytes -= item.nbytes
 
     def close(self, timeout: float = 30.0) -> bool:
         """Stop taking requests, commit what is queued, checkpoint; False if the writer is busy.
@@ -114,7 +150,10 @@ class IngestPipeline:
         with self._cond:
             self._closing = True
             self._cond.notify()
+        self._faults.released.set()
         self._thread.join(timeout)
+        if self.dead:
+            return False  # the writer gave up: leave the connection to the WAL replay
         if self._thread.is_alive():
             log.error("the writer is still busy after %.0f s; leaving it (unacknowledged spans "
                       "are not committed; the WAL replays on the next start)", timeout)
@@ -126,28 +165,104 @@ class IngestPipeline:
         return True
 
     def health(self) -> dict[str, Any]:
-        """Counters and queue state for /api/v1/health and /metrics."""
-        return {"ingest": {**self.stats.__dict__, "queued_bytes": self._queued_bytes,
+        """Counters, queue and writer state for /api/v1/health (503 unless ok) and /metrics."""
+        writer = self._writer_health()
+        problem = ("the writer thread is dead" if not writer["alive"] else
+                   f"the writer has been busy for {writer['busy_s']:.0f} s" if writer["stalled"]
+                   else None)
+        return {**({"status": "unavailable", "reason": problem} if problem else {}),
+                "ingest": {**self.stats.__dict__, "queued_bytes": self._queued_bytes,
                            "queue_max_bytes": self.ingest.queue_max_bytes,
-                           "queued_requests": len(self._queue)}}
+                           "queued_requests": len(self._queue)},
+                "writer": writer}
+
+    def _writer_health(self) -> dict[str, Any]:
+        since = self._busy_since
+        busy_s = None if since is None else round(time.monotonic() - since, 3)
+        last = self.stats.last_commit_ns
+        return {"alive": self._thread.is_alive() and not self.dead,
+                "stalled": busy_s is not None and busy_s > self.ingest.writer_stall_timeout,
+                "busy_s": busy_s,
+                "last_commit_ns": last or None,
+                "last_commit_age_s": round((time.time_ns() - last) / 1e9, 3) if last else None,
+                "queued_requests": len(self._queue), "queued_bytes": self._queued_bytes,
+                "restarts": self.stats.writer_restarts, "last_error": self._last_error}
 
     # -- writer thread -------------------------------------------------------------------------
 
     def _run(self) -> None:
+        """Supervise the writer loop until close, or until it fails too often in a row."""
+        clean = False
+        try:
+            clean = self._supervise()
+        finally:
+            if not clean:
+                self._die()
+
+    def _supervise(self) -> bool:
+        while True:
+            try:
+                self._loop()
+                return True
+            except Exception as exc:  # noqa: BLE001 - supervision: log, answer 503, restart
+                self._errors_in_a_row += 1
+                self._last_error = f"{type(exc).__name__}: {exc}"
+                log.exception("the writer failed unexpectedly (%d in a row); its batch is "
+                              "answered 503", self._errors_in_a_row)
+                self._finish(self._in_hand, RetryableError(
+                    f"internal error while storing spans, retry later: {self._last_error}",
+                    self.ingest.retry_after))
+                if self._errors_in_a_row > self.ingest.writer_max_restarts:
+                    return False
+                self.writer.forget_memory()
+                self.stats.writer_restarts += 1
+
+    def _die(self) -> None:
+        """Answer everything queued 503 and tell the server, which exits for a restart."""
+        self.dead = True
+        log.critical("the writer gave up after %d unexpected errors in a row; agentsla exits "
+                     "so that its supervisor restarts it", self._errors_in_a_row)
+        with self._cond:
+            queued = list(self._queue)
+            self._queue.clear()
+        self._finish(queued, RetryableError("agentsla is restarting its writer; retry later",
+                                            self.ingest.retry_after))
+        if self.on_death is not None:
+            self.on_death()
+
+    def _loop(self) -> None:
         next_sweep = time.monotonic() + _SWEEP_EVERY_S
         next_retention = time.monotonic()
         while True:
             group = self._take_group(timeout=max(0.0, next_sweep - time.monotonic()))
             if group:
-                self._commit(group)
+                self._busy(self._commit_in_hand, group)
             elif self._closing:
                 return
             now = time.monotonic()
             if now >= next_sweep:
                 next_sweep = now + min(_SWEEP_EVERY_S, self.tasks.retention_interval)
-                self._housekeep(now >= next_retention)
+                self._busy(self._housekeep, now >= next_retention)
                 if now >= next_retention:
                     next_retention = now + self.tasks.retention_interval
+
+    def _busy(self, step: Callable[..., None], arg: Any) -> None:
+        """Run one writer step, timing it for the stall check of /api/v1/health."""
+        self._busy_since = time.monotonic()
+        try:
+            step(arg)
+        finally:
+            self._busy_since = None
+
+    def _commit_in_hand(self, group: list[_Item]) -> None:
+        self._in_hand = group
+        self._batches += 1
+        fault = self._faults.at(self._batches)
+        if fault == "crash":
+            raise InjectedFault(f"fault_injection crash@{self._batches}")
+        if fault == "stall":
+            self._faults.released.wait()
+        self._commit(group, fault == "write_error")
 
     def _take_group(self, timeout: float) -> list[_Item]:
         with self._cond:
@@ -158,26 +273,36 @@ class IngestPipeline:
             while self._queue and (not group or spans + len(self._queue[0].rows)
                                    <= self.ingest.commit_max_spans):
                 item = self._queue.popleft()
+                item.taken = True
                 group.append(item)
                 spans += len(item.rows)
             return group
 
-    def _commit(self, group: list[_Item]) -> None:
+    def _commit(self, group: list[_Item], inject_error: bool = False) -> None:
         rows = [row for item in group for row in item.rows]
         try:
+            if inject_error:  # fault_injection write_error: as DuckDB reports a broken key
+                raise duckdb.ConstraintException("fault_injection write_error: duplicate key")
             result = self.writer.write(rows)
-        except Exception as exc:  # noqa: BLE001 - classified below, never kills the thread
+        except duckdb.Error as exc:
             if len(group) > 1:
                 for item in group:  # isolate the request that cannot be written
                     self._commit([item])
                 return
-            self._finish(group, _classify_write_error(exc, self.ingest.retry_after))
+            # Receivers already refused what is malformed; the writer owns every key and has
+            # converted every type, so a failure here is agentsla's: retryable, and loud.
+            log.error("writing %d spans failed; answered 503: %s", len(rows), exc,
+                      exc_info=exc)
+            self._last_error = f"{type(exc).__name__}: {exc}"
             self.stats.failed_spans += len(rows)
+            self._finish(group, RetryableError(f"storage failed, retry later: {exc}",
+                                               self.ingest.retry_after))
             return
         self.stats.accepted_spans += result.accepted
         self.stats.duplicate_spans += result.duplicates
         self.stats.commits += 1
         self.stats.last_commit_ns = time.time_ns()
+        self._errors_in_a_row = 0
         self._finish(group, None)
 
     def _finish(self, group: list[_Item], error: AgentslaError | None) -> None:
@@ -185,6 +310,7 @@ class IngestPipeline:
             self._queued_bytes -= sum(item.nbytes for item in group)
         for item in group:
             item.loop.call_soon_threadsafe(_settle, item.future, error)
+        self._in_hand = [item for item in self._in_hand if item not in group]
 
     def _housekeep(self, with_retention: bool) -> None:
         try:
@@ -203,12 +329,3 @@ def _settle(future: asyncio.Future, error: AgentslaError | None) -> None:
         future.set_result(None)
     else:
         future.set_exception(error)
-
-
-def _classify_write_error(exc: Exception, retry_after: float) -> AgentslaError:
-    """Data DuckDB refuses is the client's fault (400); anything else may pass (503)."""
-    if isinstance(exc, (duckdb.ConversionException, duckdb.InvalidInputException,
-                        duckdb.ConstraintException)):
-        return PermanentError(f"spans could not be stored: {exc}")
-    log.error("write failed: %s", exc)
-    return RetryableError(f"storage failed, retry later: {exc}", retry_after)

@@ -20,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Receive OTLP traces (HTTP 4318, gRPC 4317), store them in DuckDB, keep "
                     "per-task outcomes current and serve the query API (8710). Every flag can "
                     "also be set in the config file or as AGENTSLA_<NAME>. SIGTERM or Ctrl-C "
-                    "stops accepting, commits what is queued and exits 0.")
+                    "stops accepting, commits what is queued and exits 0; a writer that fails "
+                    "more than --writer-max-restarts times in a row makes it exit 1.")
     add_setting_flags(parser, SERVE_SETTINGS)
     parser.set_defaults(run=run)
 
@@ -31,5 +32,4 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
     config = config_from_args(args, environ)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
-    asyncio.run(serve(config))
-    return 0
+    return asyncio.run(serve(config))

@@ -58,12 +58,16 @@ async def _abort(context: grpc.aio.ServicerContext, exc: AgentslaError) -> None:
 
 
 async def start_grpc_server(exporter: Exporter, host: str, port: int, token: str,
-                            max_message_bytes: int) -> tuple[grpc.aio.Server, int]:
-    """Start the gRPC listener; return the server and the port it bound."""
+                            max_message_bytes: int,
+                            credentials: grpc.ServerCredentials | None = None
+                            ) -> tuple[grpc.aio.Server, int]:
+    """Start the gRPC listener (TLS with `credentials`); return the server and its port."""
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
                                       ("grpc.so_reuseport", 0)])
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(exporter, token), server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    address = f"{host}:{port}"
+    bound = (server.add_secure_port(address, credentials) if credentials is not None
+             else server.add_insecure_port(address))
     if bound == 0:
         raise OSError(f"cannot listen for OTLP/gRPC on {host}:{port}")
     await server.start()

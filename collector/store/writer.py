@@ -16,7 +16,6 @@ from typing import AbstractSet, Any, Iterable
 import duckdb
 import pyarrow as pa
 
-from agentsla.collector.store.idfilter import IdFilter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
@@ -24,6 +23,7 @@ from agentsla.config import TasksConfig
 Row = dict[str, Any]
 #: How far past root_grace the sweep looks for SERVER spans still waiting for their parent.
 _ROOT_LOOKBACK_NS = 600 * 10**9
+_LOOKUP_CHUNK = 1000  # ids per IN list: DuckDB probes the index up to index_scan_max_count (2048)
 
 
 @dataclass
@@ -78,9 +78,6 @@ class TaskCache:
         """Account for spans added to a cached state in place."""
         self.span_count += added
 
-    def __iter__(self):
-        return iter(self._tasks)
-
     def evict(self, keep: Iterable[str] = ()) -> list[str]:
         """Drop least recently used tasks until within the span bound; return their ids."""
         keep = set(keep)
@@ -102,10 +99,6 @@ class TaskWriter:
         self.config = config
         self.cache = TaskCache(config.task_cache_spans)
         self._trace_task: OrderedDict[str, str] = OrderedDict()
-        # Task and trace ids the database may hold although memory does not: looked up in
-        # DuckDB; any other id is certainly new. Assumes this writer is the file's only writer.
-        self._offloaded = IdFilter()
-        self._remember_stored_ids()
 
     def write(self, rows: list[Row], now_ns: int | None = None) -> WriteResult:
         """Store a batch of normalized span rows and re-materialize the tasks they touch."""
@@ -116,7 +109,7 @@ class TaskWriter:
             self.con.execute("commit")
         except BaseException:
             self.con.execute("rollback")
-            self._forget_memory()
+            self.forget_memory()
             raise
         return result
 
@@ -170,7 +163,7 @@ class TaskWriter:
             self.con.execute("commit")
         except BaseException:
             self.con.execute("rollback")
-            self._forget_memory()
+            self.forget_memory()
             raise
         return sum(1 for _, lost in found if lost)
 
@@ -199,16 +192,6 @@ class TaskWriter:
                 (trace, task) for trace, task in self._trace_task.items() if task not in gone)
         return len(old)
 
-    def _remember_stored_ids(self) -> None:
-        """Note every task and trace id stored before this writer: memory knows the others."""
-        cursor = self.con.cursor()  # leaves any pending result of the caller's connection alone
-        try:
-            for sql in ("select task_id from task_store", "select trace_id from trace_task"):
-                for chunk in cursor.sql(sql).to_arrow_table().column(0).chunks:
-                    self._offloaded.update(chunk.to_pylist())
-        finally:
-            cursor.close()
-
     # -- one batch ---------------------------------------------------------------------------
 
     def _write(self, rows: list[Row], now_ns: int) -> WriteResult:
@@ -226,7 +209,7 @@ class TaskWriter:
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
-        self._offloaded.update(self.cache.evict(keep=states))
+        self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
     def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
@@ -255,13 +238,9 @@ class TaskWriter:
     def _known_trace_tasks(self, traces: set[str]) -> dict[str, str]:
         """Return the stored task of each trace that has one, from memory or the database."""
         known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
-        missing = [t for t in traces if t not in known and t in self._offloaded]
+        missing = [t for t in traces if t not in known]
         if missing:
-            self._register_ids("lookup_traces", missing)
-            found = self.con.execute(
-                "select trace_id, task_id from trace_task "
-                "where trace_id in (select id from lookup_traces)").fetchall()
-            self.con.unregister("lookup_traces")
+            found = self._point_lookup("trace_task", "trace_id", "task_id", missing)
             known.update(found)
             self._trace_task.update(found)  # memory holds stored mappings only
         return known
@@ -286,7 +265,7 @@ class TaskWriter:
     def _load_tasks(self, task_ids: list[str], now_ns: int | None = None) -> dict[str, TaskState]:
         """Return the state of each task: from memory, else from the database, else new."""
         states = {t: s for t in task_ids if (s := self.cache.get(t)) is not None}
-        missing = [t for t in task_ids if t not in states and t in self._offloaded]
+        missing = [t for t in task_ids if t not in states]
         if missing:
             states.update(self._read_tasks(missing))
         for task_id in task_ids:
@@ -297,18 +276,31 @@ class TaskWriter:
         return states
 
     def _read_tasks(self, task_ids: list[str]) -> dict[str, TaskState]:
-        self._register_ids("lookup_tasks", task_ids)
-        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in self.con.execute(
-            "select task_id, first_seen_ns from task_store "
-            "where task_id in (select id from lookup_tasks)").fetchall()}
+        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in
+                  self._point_lookup("task_store", "task_id", "first_seen_ns", task_ids)}
         if states:
+            self._register_ids("lookup_tasks", list(states))
             spans = self.con.sql(
                 "select * from span_store where task_id in (select id from lookup_tasks)"
             ).to_arrow_table().to_pylist()
+            self.con.unregister("lookup_tasks")
             for span in spans:
                 states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
-        self.con.unregister("lookup_tasks")
         return states
+
+    def _point_lookup(self, table: str, key: str, value: str, ids: list[str]) -> list[tuple]:
+        """Return (key, value) of the stored rows among ids, through the primary-key index.
+
+        Literal IN lists let DuckDB probe the ART index (constant time per id, whatever the
+        table's size); a join against a registered table scans the whole table instead.
+        """
+        found: list[tuple] = []
+        for first in range(0, len(ids), _LOOKUP_CHUNK):
+            chunk = ids[first:first + _LOOKUP_CHUNK]
+            found += self.con.execute(
+                f"select {key}, {value} from {table} where {key} in "
+                f"({', '.join('?' * len(chunk))})", chunk).fetchall()
+        return found
 
     def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
         new_rows: list[Row] = []
@@ -337,7 +329,7 @@ class TaskWriter:
             self._trace_task[trace_id] = task_id
             self._trace_task.move_to_end(trace_id)
         while len(self._trace_task) > max(1000, self.config.task_cache_spans // 4):
-            self._offloaded.add(self._trace_task.popitem(last=False)[0])
+            self._trace_task.popitem(last=False)
 
     def _upsert_tasks(self, states: dict[str, TaskState], now_ns: int,
                       unsaved: AbstractSet[tuple[str, str]] = frozenset()) -> None:
@@ -366,13 +358,11 @@ class TaskWriter:
             "span_id": pa.array([s["span_id"] for s in spans], pa.string()),
             "call_id": pa.array([s["call_id"] for s in spans], pa.string()),
             "attempt": pa.array([s["attempt"] for s in spans], pa.int32())}))
-        # The start range is a constant filter DuckDB checks against its zone maps, so the
-        # scan skips row groups of other times instead of joining the whole table.
+        # DuckDB pushes the join's key range into the scan (zone maps): ~6 ms at 10M spans
+        # (bench/late_siblings.py), so no time range of our own.
         self.con.execute(
             "update span_store set call_id = u.call_id, attempt = u.attempt from call_updates u "
-            "where span_store.start_ns between $lo and $hi "
-            "and span_store.trace_id = u.trace_id and span_store.span_id = u.span_id",
-            {"lo": min(s["start_ns"] for s in spans), "hi": max(s["start_ns"] for s in spans)})
+            "where span_store.trace_id = u.trace_id and span_store.span_id = u.span_id")
         self.con.unregister("call_updates")
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
@@ -391,12 +381,11 @@ class TaskWriter:
     def _register_ids(self, name: str, ids: list[str]) -> None:
         self.con.register(name, pa.table({"id": pa.array(ids, pa.string())}))
 
-    def _forget_memory(self) -> None:
-        """After a rollback, memory may hold spans the database does not: start afresh."""
-        self._offloaded.update(self.cache)  # whatever memory knew may be stored: look it up
-        self._offloaded.update(self._trace_task)
+    def forget_memory(self) -> None:
+        """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],
                unsaved: AbstractSet[tuple[str, str]]) -> list[Row]:
