@@ -1,7 +1,8 @@
 """The agentsla dashboard: a Streamlit multipage app reading only the query API.
 
 Run it with `agentsla dashboard` (or `streamlit run dashboard/app.py`); the API address comes
-from AGENTSLA_API (default http://127.0.0.1:8710), the token from AGENTSLA_API_TOKEN.
+from AGENTSLA_API (default http://127.0.0.1:8710), the token from AGENTSLA_API_TOKEN, the login
+password (dashboard/gate.py) from AGENTSLA_DASHBOARD_PASSWORD.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from agentsla.config import load_config
-from agentsla.dashboard import data, filters
+from agentsla.dashboard import data, filters, gate
 from agentsla.errors import AgentslaError
 
 # Not `pages/`: a folder of that name beside the main script makes Streamlit run its legacy
@@ -30,20 +31,18 @@ PAGES = (
 )
 
 
-def _target() -> data.ApiTarget:
-    # config enters once, at the edge: the loader reads the environment it is given
-    config = load_config({}, dict(os.environ))
-    return data.ApiTarget(config.client.api, config.server.api_token or None)
-
-
 def main() -> None:
     """Configure the page, the API target, the sidebar filters, and run the chosen page."""
     st.set_page_config(page_title="agentsla", page_icon=":material/monitoring:", layout="wide")
     try:
-        data.set_target(_target())
+        # config enters once, at the edge: the loader reads the environment it is given
+        config = load_config({}, dict(os.environ))
     except AgentslaError as exc:
         st.error(f"The dashboard is misconfigured: {exc.message}")
         st.stop()
+    if not gate.passed(config.client.dashboard_password):
+        st.stop()
+    data.set_target(data.ApiTarget(config.client.api, config.server.api_token or None))
     navigation = st.navigation([
         st.Page(PAGES_DIR / file, title=title, icon=icon, url_path=url, default=i == 0)
         for i, (file, title, icon, url) in enumerate(PAGES)])

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from agentsla.dashboard import data, filters
-from agentsla.errors import AgentslaError
+from agentsla.errors import AgentslaError, Forbidden, Unauthorized
 
 log = logging.getLogger("agentsla.dashboard")
 
@@ -28,6 +28,12 @@ def page(title: str, body: Callable[[], None]) -> None:
 def _guarded(body: Callable[[], None]) -> None:
     try:
         body()
+    except Unauthorized as exc:
+        st.error(f"The API refused the dashboard's token: {exc.message}. Start the dashboard "
+                 "with the API's token (AGENTSLA_API_TOKEN or api_token).", icon="🔒")
+    except Forbidden as exc:
+        st.warning(f"This dashboard's token may not see this view: {exc.message}. An admin "
+                   "token sees every tenant.", icon="🔒")
     except AgentslaError as exc:
         st.error(exc.message, icon="⚠️")
         st.caption("The page will show data again on the next refresh once the API answers.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import signal
 import subprocess
 import sys
@@ -12,7 +13,6 @@ from typing import Mapping
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.config import parse_port
 from agentsla.errors import ConfigError
-
 
 
 def _app_path() -> Path:
@@ -28,12 +28,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "dashboard", help="run the web dashboard (Streamlit) against the query API",
         description="Serve the agentsla dashboard (Streamlit + Plotly) on --host:--port. It "
                     "reads only the query API given by --api (env AGENTSLA_API); set "
-                    "AGENTSLA_API_TOKEN when the API needs a bearer token.")
+                    "AGENTSLA_API_TOKEN when the API needs a bearer token. Bound beyond "
+                    "loopback it refuses to start without a login (dashboard_password).")
     parser.add_argument("--port", default="8501", metavar="PORT",
                         help="Port the dashboard listens on. Default 8501.")
     parser.add_argument("--host", dest="dashboard_host", default="127.0.0.1", metavar="HOST",
                         help="Address the dashboard binds to. Default 127.0.0.1.")
-    add_setting_flags(parser, ["api"])
+    add_setting_flags(parser, ["api", "dashboard_password"])
     parser.set_defaults(run=run)
 
 
@@ -45,6 +46,24 @@ def streamlit_command(app: Path, host: str, port: int) -> list[str]:
             "--global.developmentMode", "false"]
 
 
+def is_loopback(host: str) -> bool:
+    """Tell whether a bind address reaches only this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve beyond loopback
+
+
+def check_login(host: str, password: str) -> None:
+    """Refuse to serve beyond loopback without a login configured."""
+    if not password and not is_loopback(host):
+        raise ConfigError(f"the dashboard would listen on {host}, beyond loopback, without a "
+                          "login: set dashboard_password (--dashboard-password or "
+                          "AGENTSLA_DASHBOARD_PASSWORD), or bind to 127.0.0.1")
+
+
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Start Streamlit with the API address in its environment and wait for it to exit."""
     config = config_from_args(args, environ)
@@ -52,9 +71,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         port = parse_port(args.port)
     except ValueError as exc:
         raise ConfigError(f"flag --port: bad value {args.port!r}: {exc}") from None
+    check_login(args.dashboard_host, config.client.dashboard_password)
     env = {**environ, "AGENTSLA_API": config.client.api}
     if config.server.api_token:
         env["AGENTSLA_API_TOKEN"] = config.server.api_token
+    if config.client.dashboard_password:
+        env["AGENTSLA_DASHBOARD_PASSWORD"] = config.client.dashboard_password
     print(f"agentsla dashboard  http://{args.dashboard_host}:{port}  API {config.client.api}",
           flush=True)
     proc = subprocess.Popen(streamlit_command(_app_path(), args.dashboard_host, port), env=env)
