@@ -14,12 +14,15 @@ import re
 from typing import Callable, Iterable, Mapping
 
 from agentsla.config import Config
+from agentsla.queries.hops import hop_stats
 from agentsla.queries.sla import RATED_OUTCOMES, sla_by
 from agentsla.queries.slo import slo_status
 from agentsla.queries.store import ReadStore
 
 NS = 1_000_000_000
 DEFAULT_WINDOW_NS = 300 * NS
+#: Hops exported per scrape (those with the most errors first).
+MAX_HOPS = 100
 Sample = tuple[dict[str, str], float | int | None]
 
 def escape_label(value: str) -> str:
@@ -76,6 +79,22 @@ def _task_families(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _hop_families(rows: list[dict]) -> list[str]:
+    """Per-hop calls, error and timeout ratios and latency quantiles over the window."""
+    def hop(row: Mapping) -> dict[str, str]:
+        return {"hop_kind": row.get("hop_kind") or "", "hop_name": row.get("hop_name") or ""}
+    lines = family("agentsla_hop_calls", "gauge", "Calls (spans) of each hop that ended in the "
+                   "recent window.", [(hop(r), r["calls"]) for r in rows])
+    for what in ("error", "timeout", "rate_limited"):
+        lines += family(f"agentsla_hop_{what}_ratio", "gauge",
+                        f"Share of each hop's recent calls that ended in {what.replace('_', ' ')}.",
+                        [(hop(r), r[f"{what}_rate"]) for r in rows])
+    quantiles = [({**hop(r), "quantile": q}, _seconds(r[f"latency_p{p}_ms"]))
+                 for r in rows for q, p in (("0.5", 50), ("0.95", 95), ("0.99", 99))]
+    return lines + family("agentsla_hop_duration_seconds", "gauge",
+                          "Quantiles of the duration of each hop's recent calls.", quantiles)
+
+
 def _seconds(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000.0
 
@@ -120,12 +139,16 @@ def render_metrics(store: ReadStore, config: Config, now_ns: int,
 
     Families: agentsla_task_<outcome>_ratio, agentsla_gateway_success_ratio,
     agentsla_tasks_in_progress, agentsla_task_duration_seconds{quantile} (per task_type over the
-    window), agentsla_tasks_stored{task_type,outcome}, agentsla_slo_objective,
+    window), agentsla_hop_calls, agentsla_hop_{error,timeout,rate_limited}_ratio,
+    agentsla_hop_duration_seconds{quantile} (per hop_kind, hop_name over the window, at most
+    MAX_HOPS hops), agentsla_tasks_stored{task_type,outcome}, agentsla_slo_objective,
     agentsla_slo_error_budget_remaining, agentsla_slo_burn_rate{task_type,window}, and
     agentsla_ingest_<name> for each number `stats()` returns (counters, suffixed _total, for
     COUNTER_KEYS and names ending in _total; gauges otherwise).
     """
     lines = _task_families(sla_by(store, now_ns - window_ns, now_ns, "task_type"))
+    # the hops with the most errors first, at most MAX_HOPS: labels of bounded cardinality
+    lines += _hop_families(hop_stats(store, now_ns - window_ns, now_ns, limit=MAX_HOPS))
     finished = store.rows("tasks_stored")
     lines += family("agentsla_tasks_stored", "gauge",
                     "Finished tasks still stored, by outcome.",
