@@ -104,6 +104,11 @@ def wait_for(predicate, what: str, timeout_s: float = 60) -> None:
         time.sleep(0.1)
 
 
+def _all_answered(queue: str) -> bool:
+    stats = httpx.get(f"{queue}/stats", timeout=5).json()
+    return stats["answered"] == stats["enqueued"]
+
+
 def _worker_log(path: Path) -> list[dict]:
     lines = path.read_text().splitlines() if path.exists() else []
     return [json.loads(line) for line in lines if line.startswith("{")]
@@ -132,6 +137,5 @@ def play(mode: str, otlp_url: str, workdir: Path) -> Run:
                                     model, "--otlp", otlp_url, log=worker_log))
         wait_for(lambda: _worker_log(worker_log), "the worker to start")
         calls += [_post(gateway, kind, prompt) for kind, prompt in LOAD]
-        stats = lambda: httpx.get(f"{queue}/stats", timeout=5).json()  # noqa: E731
-        wait_for(lambda: stats()["answered"] == stats()["enqueued"], "the worker to finish")
+        wait_for(lambda: _all_answered(queue), "the worker to finish")
     return Run(mode, calls, [line for line in _worker_log(worker_log) if "message" in line])

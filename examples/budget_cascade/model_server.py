@@ -1,4 +1,6 @@
-"""A model server speaking the OpenAI chat API, with the post-mortem's long tail (no spans: a vendor).
+"""A model server speaking the OpenAI chat API, with the post-mortem's long tail.
+
+It exports no spans: it stands for a vendor.
 
 Prompts containing `tail` take TAIL_S; the first call of a prompt containing `flaky` answers 503.
 """

@@ -1,4 +1,4 @@
-"""A small message broker over HTTP: producers post messages, consumers long-poll and post results."""
+"""A small HTTP message broker: producers post messages, consumers long-poll and post results."""
 
 from __future__ import annotations
 

@@ -73,8 +73,9 @@ class Worker:
         """Consume from queue and ask the model at model."""
         self.mode, self.queue, self.tracer = mode, queue, tracer
         http_client = httpx2.Client(transport=AttemptSpans(tracer)) if mode == "before" else None
-        self.client = openai.OpenAI(base_url=f"{model}/v1", api_key="cascade", timeout=READ_TIMEOUT_S,
-                                    max_retries=ATTEMPTS - 1, http_client=http_client)
+        self.client = openai.OpenAI(base_url=f"{model}/v1", api_key="cascade",
+                                    timeout=READ_TIMEOUT_S, max_retries=ATTEMPTS - 1,
+                                    http_client=http_client)
 
     def run(self) -> None:
         """Take messages until stopped."""
@@ -91,7 +92,8 @@ class Worker:
         else:
             ctx = budget.admit(message["headers"], enqueued_at=message["enqueued_at"])
         if ctx is None:
-            result = {"error": "budget_exhausted", "message": "expired in the queue", "dropped": True}
+            result = {"error": "budget_exhausted", "message": "expired in the queue",
+                      "dropped": True}
         else:
             token = otel_context.attach(ctx)
             try:

@@ -1,7 +1,7 @@
 """The post-mortem's cascade through a real chain of processes and a real `agentsla serve`.
 
-Gateway (3 s budget, uvicorn) → queue → worker (2 s read timeout × 3 attempts) → a model with an
-8 s tail. Two requests arrive while the worker is down; then fast, flaky and tail requests.
+Gateway (3 s budget, uvicorn) → queue → worker (2 s read timeout × 3 attempts) → a model with
+an 8 s tail. Two requests arrive while the worker is down; then fast, flaky and tail requests.
 Without agentsla-budget agentsla must see the cascade; with it, the same load must be
 budget-correct: fitting timeouts, no retry that cannot fit, expired messages dropped, and the
 gateway answering in time.
@@ -9,9 +9,6 @@ gateway answering in time.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import httpx
 import pytest
 from serverproc import ServerProcess
 
@@ -135,8 +132,8 @@ def test_the_span_contract_is_stamped_by_the_library(runs) -> None:
     server, run = runs["after"]
     spans = _spans(server, _calls(run, "fast")[0].task_id)
     root = min(spans, key=lambda s: s["start_ns"])
-    assert (root["hop_kind"], root["budget_total_ms"], root["task_type"]) == ("gateway", 3000, "answer")
+    assert (root["hop_kind"], root["task_type"]) == ("gateway", "answer")
+    assert root["budget_total_ms"] == 3000
     assert all(s["budget_remaining_ms"] is not None for s in spans)
     assert {s["hop_kind"] for s in spans} == {"gateway", "queue", "agent", "model"}
-    response = httpx.get(f"{server.api_url}/api/v1/tasks", params={"window": "1h"}, timeout=10)
-    assert len(response.json()["tasks"]) == len(run.calls)
+    assert len(server.api("/api/v1/tasks", window="1h").json()["tasks"]) == len(run.calls)

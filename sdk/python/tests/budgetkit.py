@@ -40,6 +40,14 @@ class Spans:
         """Return the ended spans called name."""
         return [span for span in self.ended() if span.name == name]
 
+    def one(self, name: str, timeout_s: float = 10) -> ReadableSpan:
+        """Return the one span called name, waiting for a server to end it after answering."""
+        deadline = time.monotonic() + timeout_s
+        while not self.named(name) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (span,) = self.named(name)
+        return span
+
 
 def span_pipeline() -> Spans:
     """Return a provider stamping budgets (BudgetSpanProcessor) and keeping spans in memory."""
@@ -66,7 +74,7 @@ class Seen:
 
 @dataclass
 class SlowServer:
-    """An http.server on loopback: `?delay=S` sleeps, `?status=N` answers N; every request is kept."""
+    """An http.server on loopback: `?delay=S` sleeps, `?status=N` answers N; keeps every request."""
 
     url: str
     seen: list[Seen] = field(default_factory=list)

@@ -92,7 +92,7 @@ def test_a_spent_budget_answers_504_in_time_and_cancels_the_work(
     assert body["error"] == "budget_exhausted" and body["budget_ms"] == 800
     assert "800 ms was spent" in body["message"]
     assert CANCELLED == ["/slow"]
-    (root,) = spans.named("GET /slow")
+    root = spans.one("GET /slow")
     assert root.attributes["hop.kind"] == "gateway"
     assert root.attributes["http.response.status_code"] == 504
     assert root.attributes["error.type"] == "budget_exhausted"
@@ -103,7 +103,7 @@ def test_a_spent_budget_answers_504_in_time_and_cancels_the_work(
 def test_a_hop_cut_short_by_the_gateway_is_recorded_as_exhausted(
         gateway: str, spans: Spans) -> None:
     assert httpx.get(f"{gateway}/slow-hop", timeout=10).status_code == 504
-    (hop,) = spans.named("search")
+    hop = spans.one("search")
     assert hop.attributes["budget.exhausted"] is True
     assert hop.attributes["error.type"] == "budget_exhausted"
     assert hop.attributes["hop.timeout_ms"] <= 800  # the tool's 30 s, cut to the budget
@@ -116,6 +116,6 @@ def test_budget_exhausted_inside_the_app_answers_504(gateway: str) -> None:
 
 def test_a_healthy_request_records_its_status_and_budget(gateway: str, spans: Spans) -> None:
     assert httpx.get(f"{gateway}/whoami").status_code == 200
-    (root,) = spans.named("GET /whoami")
+    root = spans.one("GET /whoami")
     assert root.attributes["http.response.status_code"] == 200
     assert root.attributes["task.type"] == "answer" and root.status.is_unset

@@ -1,7 +1,7 @@
-"""agentsla-budget: one time budget per task, carried to every hop, emitting agentsla's span contract."""
+"""agentsla-budget: one time budget per task, carried to every hop, in agentsla's span contract."""
 
 from agentsla_budget.budget import (Budget, BudgetExhausted, attempts_that_fit, current, deadline,
-                                    expired, remaining_ms, task, timeout_for, using)
+                                    expired, remaining_ms, task, timeout_for)
 from agentsla_budget.hop import Hop, hop
 from agentsla_budget.messages import (MessageExpired, admit, consume, extract_message,
                                       inject_message)
@@ -14,5 +14,5 @@ __all__ = [
     "HEADER", "Budget", "BudgetExhausted", "BudgetPropagator", "BudgetSpanProcessor", "Hop",
     "MessageExpired", "RetryPolicy", "admit", "attempts_that_fit", "call_with_retries", "consume",
     "current", "deadline", "expired", "extract_message", "hop", "inject_message", "remaining_ms",
-    "task", "timeout_for", "transient", "using",
+    "task", "timeout_for", "transient",
 ]

@@ -1,4 +1,4 @@
-"""The task budget: a deadline on the local monotonic clock, carried in the OpenTelemetry context."""
+"""The task budget: a deadline on the local monotonic clock, kept in the OpenTelemetry context."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import math
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Iterator
-
 from opentelemetry import context as otel_context
 
 _KEY = otel_context.create_key("agentsla-budget")
@@ -60,16 +58,6 @@ def with_budget(budget: Budget, ctx: otel_context.Context | None = None) -> otel
     return otel_context.set_value(_KEY, budget, ctx)
 
 
-@contextlib.contextmanager
-def using(budget: Budget) -> Iterator[Budget]:
-    """Make budget the current one inside the block."""
-    token = otel_context.attach(with_budget(budget))
-    try:
-        yield budget
-    finally:
-        otel_context.detach(token)
-
-
 class task(contextlib.ContextDecorator):
     """Set a task's budget for a block or a function: `with task(total_ms=60000, ...)`."""
 
@@ -118,7 +106,7 @@ def expired() -> bool:
 
 
 def timeout_for(configured_s: float, attempts: int = 1, reserve_ms: float = 0) -> float:
-    """Return the timeout in seconds a hop may use: at most configured_s and its share of what is left."""
+    """Return the seconds a hop may wait: at most configured_s and its share of what is left."""
     if attempts < 1:
         raise ValueError(f"attempts must be at least 1, got {attempts!r}")
     left_ms = remaining_ms() - reserve_ms
@@ -130,7 +118,7 @@ def timeout_for(configured_s: float, attempts: int = 1, reserve_ms: float = 0) -
 
 def attempts_that_fit(configured_s: float, attempts: int, backoff_s: list[float],
                       reserve_ms: float = 0) -> int:
-    """Return how many full attempts of configured_s (with the waits between them) fit what is left."""
+    """Return how many full attempts of configured_s, with the waits between them, still fit."""
     left_s = (remaining_ms() - reserve_ms) / 1000
     fit = 0
     while fit < attempts and (fit + 1) * configured_s + sum(backoff_s[:fit]) <= left_s:

@@ -25,7 +25,7 @@ def _now_ms() -> float:
 
 
 def inject_message(headers: MutableMapping[str, str] | None = None) -> MutableMapping[str, str]:
-    """Return headers with the trace context and the remaining budget, stamped with the send time."""
+    """Return headers with the trace context and the remaining budget, stamped with the time."""
     headers = {} if headers is None else headers
     propagate.inject(headers)
     budget = current()

@@ -64,8 +64,11 @@ def call_with_retries(fn: Callable[[float], T], *, name: str, kind: str, configu
     When the next attempt cannot fit, BudgetExhausted is raised from the last error.
     """
     allowed = policy.attempts if idempotent or idempotency_key else 1
-    extra = {**(attributes or {}), **({"idempotency.key": idempotency_key} if idempotency_key else {})}
-    for attempt in range(allowed):
+    extra = dict(attributes or {})
+    if idempotency_key:
+        extra["idempotency.key"] = idempotency_key
+    attempt = 0
+    while True:
         fit = attempts_that_fit(configured_s, allowed - attempt, policy.waits_after(attempt),
                                 reserve_ms)
         planned = max(fit, 1)  # a first attempt may use what is left, even if short
@@ -83,4 +86,4 @@ def call_with_retries(fn: Callable[[float], T], *, name: str, kind: str, configu
                                   f"({configured_s:g} s attempt after a {wait_ms:.0f} ms wait)"
                                   ) from last
         sleep(wait_ms / 1000)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+        attempt += 1

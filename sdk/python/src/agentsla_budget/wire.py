@@ -1,6 +1,7 @@
 """The `agentsla-budget` header: encode and decode the remaining budget, task id and type.
 
-Wire format (docs/budget-sdk.md): `remaining-ms=<int>;task-id=<pct>;task-type=<pct>[;sent-ms=<int>]`.
+Wire format (docs/budget-sdk.md):
+`remaining-ms=<int>;task-id=<pct>;task-type=<pct>[;sent-ms=<int>]`.
 """
 
 from __future__ import annotations

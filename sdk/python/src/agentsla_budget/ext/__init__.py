@@ -1,1 +1,1 @@
-"""Integrations with HTTP clients, the openai client and ASGI servers (each imports its client lazily)."""
+"""Integrations with httpx, requests, openai and ASGI servers; each imports its client itself."""

@@ -53,7 +53,7 @@ class BudgetMiddleware:
         self.tracer = tracer or trace.get_tracer(TRACER)
 
     def budget_for(self, scope: Scope, headers: dict[str, str]) -> Budget:
-        """Return the request's budget: what the caller has left, never more than the route allows."""
+        """Return the request's budget: what the caller has left, at most the route's."""
         limit = self.routes.get(scope["path"], self.default_ms)
         tenant = headers.get(self.tenant_header.lower()) if self.tenant_header else None
         wire = read_header(default_getter, headers)
@@ -61,7 +61,8 @@ class BudgetMiddleware:
             task_type = wire.task_type if wire and wire.task_type else self.task_type
             task_id = wire.task_id if wire else None
             return Budget.starting(limit, task_id=task_id, task_type=task_type, tenant=tenant)
-        received = Budget.received(wire.remaining_ms, wire.task_id, wire.task_type or self.task_type)
+        received = Budget.received(wire.remaining_ms, wire.task_id,
+                                   wire.task_type or self.task_type)
         return Budget(received.deadline, received.total_ms, received.task_id, received.task_type,
                       tenant)
 

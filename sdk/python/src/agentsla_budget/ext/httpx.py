@@ -24,7 +24,7 @@ def clamp_request(request: httpx.Request, reserve_ms: float = 0) -> None:
 
 
 class BudgetTransport(httpx.BaseTransport):
-    """Wrap a transport so each request fits the current budget (BudgetExhausted when none is left)."""
+    """Wrap a transport so each request fits the budget (BudgetExhausted when none is left)."""
 
     def __init__(self, transport: httpx.BaseTransport | None = None, reserve_ms: float = 0) -> None:
         """Wrap transport (a new HTTPTransport by default)."""

@@ -39,5 +39,6 @@ def budgeted(client: Client, reserve_ms: float = 0) -> Client:
     waits = [min(_FIRST_WAIT_S * 2 ** retry, _MAX_WAIT_S) for retry in range(retries)]
     attempts = max(1, attempts_that_fit(configured, retries + 1, waits, reserve_ms))
     timeout = timeout_for(configured, attempts, reserve_ms)
-    return client.with_options(timeout=timeout, max_retries=attempts - 1,  # type: ignore[attr-defined]
-                               default_headers={HEADER: outgoing(budget)})
+    options = {"timeout": timeout, "max_retries": attempts - 1,
+               "default_headers": {HEADER: outgoing(budget)}}
+    return client.with_options(**options)  # type: ignore[attr-defined]
