@@ -28,15 +28,15 @@ def _spans(server: ServerProcess, task_id: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory):
     """Both runs, each into its own fresh `agentsla serve`: {mode: (server, run)}."""
-    played = {}
+    servers, played = [], {}
     try:
         for mode in ("before", "after"):
             root = tmp_path_factory.mktemp(mode)
-            server = ServerProcess(root / "data").start()
-            played[mode] = (server, chain.play(mode, server.otlp_url, root / "chain"))
+            servers.append(ServerProcess(root / "data").start())
+            played[mode] = (servers[-1], chain.play(mode, servers[-1].otlp_url, root / "chain"))
         yield played
     finally:
-        for server, _ in played.values():
+        for server in servers:
             server.stop()
 
 
