@@ -15,11 +15,14 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 from queryrows import NS, T0, insert, span, task
+from serverproc import serving
 
 from agentsla.alerts.service import AlertService
+from agentsla.api.app import create_api_app
 from agentsla.config import load_config
-from agentsla.queries.engines.duckdb import DuckDBStore
+from agentsla.queries.engines.duckdb import DuckDBStore, cursor_stores
 
 T = T0 / NS
 WAIT_S = 30.0  # how long a test waits for something that must happen (never a speed claim)
@@ -184,4 +187,23 @@ def test_an_enrichment_pass_keeps_to_its_budget(con, tmp_path, hook):
     assert gate.finished.is_set() and type(gate.error).__name__ == "InterruptException"
     kinds = [e.kind for e in service.incidents.store.entries(incident.id)]
     assert kinds.count("snapshot") == 2               # the pass went on around the failure
+    asyncio.run(service.stop())
+
+
+def test_alert_routes_keep_sqlite_off_the_event_loop(con, tmp_path, hook):
+    config = _config(tmp_path, hook.url)
+    service = AlertService(config, cursor_stores(con), tmp_path / "data")
+    app = create_api_app(cursor_stores(con), config, lambda: {}, extra_routes=service.routes())
+    answers: list[int] = []
+    with serving(app) as url:
+        with service.store.lock:  # as if a long SQLite write held the alert store
+            waiting = threading.Thread(target=lambda: answers.append(
+                httpx.get(f"{url}/api/v1/alerts", timeout=WAIT_S * 2).status_code))
+            waiting.start()
+            time.sleep(0.5)  # let /api/v1/alerts reach the store first (ordering, not speed)
+            # the event loop is free: another request is answered while /alerts waits
+            assert httpx.get(f"{url}/api/v1/health", timeout=WAIT_S).status_code == 200
+            assert answers == []
+        waiting.join(WAIT_S)
+    assert answers == [200]
     asyncio.run(service.stop())
