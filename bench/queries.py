@@ -312,7 +312,13 @@ select
     case when err then '[{{"name":"exception","attributes":{{"exception.type":"'
                        || coalesce(etype, 'error') || '"}}}}]' else '[]' end as events,
     '[]' as links,
-    s_end + 200000000 + cast(u_s * 1800000000 as bigint) as received_ns
+    s_end + 200000000 + cast(u_s * 1800000000 as bigint) as received_ns,
+    null::boolean as parent_remote,
+    -- the logical call as materialization numbers it: a retry continues its first attempt's
+    -- call; a degraded task's backup model is another hop, a call of its own
+    case when attempt = 1 and not (plan = 'degraded' and step = fail_step and step % 2 = 0)
+         then printf('%016x', hash(i, 400 + slot - 1)) else span_id end as call_id,
+    coalesce(attempt, 0) as attempt
 from spans
 where s_end <= $now_ns
 """.format(tools=_TOOLS)
