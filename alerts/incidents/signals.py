@@ -80,6 +80,8 @@ class Signals:
             fresh = self.store.get(incident.id)
             fresh.data.update({k: incident.data[k] for k in _ENRICHED if k in incident.data})
             fresh.last_snapshot_at = incident.last_snapshot_at
+            fresh.first_failing_hop = incident.first_failing_hop  # the headline is enrichment's
+            fresh.first_failing_hop_share = incident.first_failing_hop_share
             if totals_done:
                 fresh.data.pop("totals_due", None)
             self.store.save(fresh)

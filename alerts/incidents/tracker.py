@@ -110,6 +110,20 @@ class IncidentTracker:
         by_fp = {a.fingerprint: a for a in alerts}
         for incident in self.store.open():
             self._follow(incident, by_fp, now)
+        self._headlines(firing)
+
+    def _headlines(self, firing: list[Alert]) -> None:
+        """Give each firing alert of an open incident the incident's headline (the dominant first
+        failing hop over the incident, with its share), so its notifications say it too."""
+        members = {ia.fingerprint: inc for inc in self.store.open()
+                   for ia in self.store.alerts(inc.id)}
+        for alert in firing:
+            incident = members.get(alert.fingerprint)
+            if incident is None:
+                continue
+            hop, share = incident.first_failing_hop, incident.first_failing_hop_share
+            alert.context["incident"] = {"id": incident.id, "first_failing_hop_share": share,
+                                         "first_failing_hop": hop and hop.to_json()}
 
     def enrich(self, now: float, cur: Any = None, deadline: float | None = None) -> None:
         """Add the timeline signals (the Enricher's worker thread calls this, never a round)."""

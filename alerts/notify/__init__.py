@@ -14,9 +14,10 @@ from agentsla.contract import FailingHop, hop_label
 
 ZERO_TIME = "0001-01-01T00:00:00Z"
 #: The alert's root-cause context a notification carries as data: the first failing hop
-#: (FailingHop.to_json()), its share of the blamed tasks, example tasks and traces.
+#: (FailingHop.to_json()), its share of the blamed tasks, example tasks and traces, and the
+#: incident it belongs to (id, the dominant first failing hop over the incident, its share).
 CONTEXT_KEYS = ("first_failing_hop", "first_failing_hop_share", "example_task_ids",
-                "example_trace_ids")
+                "example_trace_ids", "incident")
 
 
 class Notifier(Protocol):
@@ -124,10 +125,18 @@ def take_fitting(lines: list[str], candidates: Iterable[str], footer: list[str],
 
 
 def hop_text(alert: dict) -> str:
-    """Display an alert's first failing hop with its share: `tool db (timeout), 53% of blamed tasks`."""
+    """Display an alert's first failing hop with its share (`tool db (timeout), 53% of blamed
+    tasks`), and its incident's dominant one over the whole incident where that differs."""
     context = alert.get("context") or {}
     hop = FailingHop.from_json(context.get("first_failing_hop"))
     if hop is None:
         # a notification queued before the hop was structured carries only the annotation
-        return alert["annotations"].get("first_failing_hop") or "unknown"
-    return hop_label(hop, share=context.get("first_failing_hop_share"))
+        text = alert["annotations"].get("first_failing_hop") or "unknown"
+    else:
+        text = hop_label(hop, share=context.get("first_failing_hop_share"))
+    incident = context.get("incident") or {}
+    headline = FailingHop.from_json(incident.get("first_failing_hop"))
+    if headline is not None and headline != hop:
+        text += (f"; incident {incident.get('id')}: "
+                 + hop_label(headline, share=incident.get("first_failing_hop_share")))
+    return text

@@ -67,7 +67,8 @@ def test_headline_and_hop_stay_structured(world):
     with HookServer() as hook:
         alerts = {"default_rules": False, "slo_rules": False,
                   "rule_files": [str(tmp / "rules.yaml")],
-                  "route": {"receiver": "hook", "group_wait": "0s", "group_interval": "1m"},
+                  "route": {"receiver": "hook", "group_wait": "0s", "group_interval": "1m",
+                            "repeat_interval": "1m"},
                   "receivers": [{"name": "hook", "webhook_configs": [{"url": hook.url}]}]}
         config = dataclasses.replace(load_config(environ={}), alerts=alerts)
         svc = AlertService(config, cursor_stores(con), tmp / "data", clock=lambda: clock[0])
@@ -84,17 +85,29 @@ def test_headline_and_hop_stay_structured(world):
             await at(100)
             await at(180)
             doc = document(store, store.list()[0].id, clock[0])
+            await at(250)
             await svc.stop()
             return doc
         doc = asyncio.run(go())
-        [sent] = [a for d in hook.ok() for a in d.json["alerts"]]
+        # repeat_interval 1m: the firing alert is told again at 180 s and 250 s
+        sent, again, last = [a for d in hook.ok() for a in d.json["alerts"]]
+    incident_id = doc["incident"]["id"]
     # the notification carries the hop as data, exactly as materialized (no span ids: it
     # stands for all the window's blamed tasks), with its share
     assert sent["context"]["first_failing_hop"] == SCHEDULER.to_json()
     assert sent["context"]["first_failing_hop_share"] == 1.0
     assert sent["annotations"]["first_failing_hop"] == "scheduler schedule task (timeout)"
+    assert sent["context"]["incident"] == {"id": incident_id, "first_failing_hop_share": 1.0,
+                                           "first_failing_hop": SCHEDULER.to_json()}
+    # ...and the incident's headline, as the last enrichment pass left it: the scheduler at
+    # 180 s (the pass at 180 s runs after that round's notification), the model at 250 s
+    assert again["context"]["first_failing_hop"] == MODEL.to_json()  # the alert's own window
+    assert again["context"]["incident"]["first_failing_hop"] == SCHEDULER.to_json()
+    assert last["context"]["incident"] == {"id": incident_id, "first_failing_hop": MODEL.to_json(),
+                                           "first_failing_hop_share": pytest.approx(8 / 13)}
     # the headline moved with the Pareto: the scheduler alone at 100 s, the model at 180 s
-    assert headlines == [(SCHEDULER, 1.0), (MODEL, pytest.approx(8 / 13))]
+    assert headlines == [(SCHEDULER, 1.0), (MODEL, pytest.approx(8 / 13)),
+                         (MODEL, pytest.approx(8 / 13))]
     # the detection keeps what the alert said when it fired
     assert [a["first_failing_hop"] for a in doc["incident"]["alerts"]] == [SCHEDULER.to_json()]
     assert doc["incident"]["first_failing_hop"] == MODEL.to_json()

@@ -198,3 +198,19 @@ def test_resolved_card_is_green():
     with RobotServer("feishu") as robot:
         _send("feishu", robot.url, notification(alert(state=State.RESOLVED)))
     assert robot.accepted[0]["card"]["header"]["template"] == "green"
+
+
+def test_the_incidents_dominant_hop_is_named_when_it_differs():
+    a = _rate_limited_alert()
+    a.context["incident"] = {"id": "INC-1", "first_failing_hop_share": 0.61,
+                             "first_failing_hop": FailingHop("tool", "db", "timeout").to_json()}
+    same = _rate_limited_alert()
+    same.context["incident"] = {"id": "INC-1", "first_failing_hop_share": 0.53,
+                                "first_failing_hop": same.context["first_failing_hop"]}
+    with RobotServer("wecom") as robot:
+        _send("wecom", robot.url, notification(a))
+        _send("wecom", robot.url, notification(same))
+    differs, agrees = (_text("wecom", b).splitlines()[1] for b in robot.accepted)
+    assert ("first failing hop: model gpt-4o (eu) (rate_limited), 53% of blamed tasks; "
+            "incident INC-1: tool db (timeout), 61% of blamed tasks |") in differs
+    assert "incident INC-1" not in agrees
