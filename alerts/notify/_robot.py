@@ -98,8 +98,10 @@ async def post_robot(client: httpx.AsyncClient, url: str, message: dict, what: s
                      too_frequent: frozenset[int]) -> tuple[bool, str | None]:
     """POST a robot message and classify the answer: HTTP status first, then the JSON code."""
     try:
-        response = await client.post(url, content=json.dumps(message).encode(), timeout=timeout,
-                                     headers={"content-type": "application/json"})
+        # UTF-8, not \u escapes: the size limits count bytes, and CJK text would triple
+        body = json.dumps(message, ensure_ascii=False).encode()
+        response = await client.post(url, content=body, timeout=timeout,
+                                     headers={"content-type": "application/json; charset=utf-8"})
     except Exception as exc:  # classified, never raised: the retry stage decides
         return Retrier.from_exception(exc, what)
     retryable, error = Retrier.check(response.status_code, response.text, what,
