@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from agentsla.contract import OUTCOMES
+from agentsla.contract import OUTCOMES, FailingHop
 from agentsla.errors import PermanentError
 from agentsla.queries._sql import task_filters
 from agentsla.queries.store import ReadStore
@@ -107,10 +107,8 @@ def _with_times(row: dict) -> dict:
 
 
 def _first_failing_hop(task: dict) -> dict | None:
-    if task.get("ffh_kind") is None and task.get("ffh_span_id") is None:
-        return None
-    return {"kind": task["ffh_kind"], "name": task["ffh_name"], "reason": task["ffh_reason"],
-            "span_id": task["ffh_span_id"], "detail_span_id": task["ffh_detail_span_id"]}
+    hop = FailingHop.from_row(task)  # the one shape alerts, incidents and exports carry too
+    return None if hop is None else hop.to_json()
 
 
 def _tree(spans: list[dict]) -> dict:
