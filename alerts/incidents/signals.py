@@ -86,7 +86,6 @@ class Signals:
                 fresh.data.pop("totals_due", None)
             self.store.save(fresh)
 
-
     def _guarded(self, fn, incident: Incident, now: float, cur) -> None:
         try:
             fn(incident, now, cur)
@@ -152,10 +151,12 @@ class Signals:
                              "incident's scope.", source="evaluator", labels=_scope_labels(scope),
                              data=snap, dedup=f"snapshot:{incident.id}:{now:.3f}")
         incident.last_snapshot_at = now
-        self._pareto(incident, now, cur, start, end, scope)
-        self._findings(incident, now, cur, start, end)
-        self._totals(incident, now, cur)
-        self._save(incident)
+        try:
+            self._pareto(incident, now, cur, start, end, scope)
+            self._findings(incident, now, cur, start, end)
+            self._totals(incident, now, cur)
+        finally:  # saved even when a part ran out of budget: the pace holds, no retry loop
+            self._save(incident)
 
     def _pareto(self, incident: Incident, now: float, cur, start: int, end: int, scope) -> None:
         from agentsla.alerts.rules.source import task_trace_ids
