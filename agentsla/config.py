@@ -115,8 +115,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_port", "server", 8710, parse_port, "Query API port (/api/v1/..., /metrics)."),
     Setting("data_dir", "server", "./agentsla-data", parse_str,
             "Folder holding the DuckDB file (agentsla.duckdb)."),
-    Setting("memory_limit", "server", "", parse_str,
-            "DuckDB buffer pool cap such as 2GB ('' = DuckDB's default, 80% of RAM)."),
+    Setting("memory_limit", "server", "256MB", parse_str,
+            "DuckDB buffer pool cap such as 2GB; larger queries spill to disk "
+            "('' = DuckDB's default, 80% of RAM)."),
     Setting("ingest_token", "server", "", parse_str,
             "If set, OTLP requests must send `Authorization: Bearer <token>`."),
     Setting("api_token", "server", "", parse_str,
@@ -175,8 +176,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("root_grace", "tasks", 30.0, parse_duration,
             "Wait for the parent of a SERVER span that sent no OTLP is_remote flag before "
             "taking that span as its task's root (the upstream exports elsewhere)."),
-    Setting("task_cache_spans", "tasks", 1_000_000, parse_int,
-            "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply."),
+    Setting("task_cache_spans", "tasks", 20_000, parse_int,
+            "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply "
+            "(about 2 KiB each; finished tasks are evicted first)."),
     Setting("retention", "tasks", 30 * 86400.0, parse_duration,
             "Spans and tasks older than this are deleted."),
     Setting("retention_interval", "tasks", 3600.0, parse_duration,

@@ -152,17 +152,19 @@ def _send_all(server: ServerProcess, payloads: list[bytes], senders: int) -> int
     return retries[0]
 
 
-def _peak_rss_mib(pid: int) -> float:
+def _rss_mib(pid: int, field: str = "VmHWM") -> float:
+    """Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
-def bench_end_to_end(payloads: list[bytes], tasks: int, senders: int) -> dict:
-    """Spans/s through a real server pinned to one core, and its peak RSS."""
+def bench_end_to_end(payloads: list[bytes], tasks: int, senders: int,
+                     server_args: list[str]) -> dict:
+    """Spans/s through a real server pinned to one core, and its peak and final RSS."""
     data_dir = Path(tempfile.mkdtemp(prefix="agentsla-bench-"))
-    server = ServerProcess(data_dir).start()
+    server = ServerProcess(data_dir, server_args).start()
     if shutil.which("taskset"):
         subprocess.run(["taskset", "-pc", "0", str(server.proc.pid)], check=True,
                        capture_output=True)
@@ -172,13 +174,14 @@ def bench_end_to_end(payloads: list[bytes], tasks: int, senders: int) -> dict:
         retries = _send_all(server, payloads, senders)
         elapsed = time.perf_counter() - started
         stored = server.api("/api/v1/sla", window="2h").json()
-        rss = _peak_rss_mib(server.proc.pid)
+        rss = _rss_mib(server.proc.pid)
+        final_rss = _rss_mib(server.proc.pid, "VmRSS")
     finally:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
     return {"spans_per_s": tasks * SPANS_PER_TASK / elapsed, "seconds": elapsed,
             "retries_429": retries, "tasks_finished": stored["totals"]["finished"],
-            "peak_rss_mib": rss}
+            "peak_rss_mib": rss, "final_rss_mib": final_rss, "server_args": server_args}
 
 
 def main() -> None:
@@ -187,13 +190,15 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20_000)
     parser.add_argument("--tasks-per-request", type=int, default=50)
     parser.add_argument("--senders", type=int, default=4)
+    parser.add_argument("--server-arg", action="append", default=[], dest="server_args",
+                        help="extra `agentsla serve` flag (repeat), e.g. --server-arg=--memory-limit=1GB")
     args = parser.parse_args()
     payloads = build_payloads(args.tasks, args.tasks_per_request)
     result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}",
               "spans": args.tasks * SPANS_PER_TASK,
               "decode_spans_per_s": bench_decode(payloads)}
-    result["end_to_end"] = bench_end_to_end(payloads, args.tasks, args.senders)
+    result["end_to_end"] = bench_end_to_end(payloads, args.tasks, args.senders, args.server_args)
     print(json.dumps(result, indent=2))
 
 

@@ -34,6 +34,7 @@ class TaskState:
     spans: dict[tuple[str, str], Row] = field(default_factory=dict)
     stored: bool = True
 
+    finished: bool = False  # as last materialized: finished tasks are evicted first
 
 @dataclass
 class WriteResult:
@@ -78,17 +79,19 @@ class TaskCache:
         """Account for spans added to a cached state in place."""
         self.span_count += added
 
-    def evict(self, keep: Iterable[str] = ()) -> list[str]:
-        """Drop least recently used tasks until within the span bound; return their ids."""
+    def evict(self, keep: Iterable[str] = ()) -> None:
+        """Drop tasks until within the span bound: finished ones first, least recently used first.
+
+        Unfinished tasks are the ones still receiving spans; a task evicted and then extended is
+        read back from DuckDB, a scan of span_store.
+        """
         keep = set(keep)
-        evicted: list[str] = []
-        for task_id in list(self._tasks):
-            if self.span_count <= self.max_spans:
-                break
-            if task_id not in keep:
-                self.pop(task_id)
-                evicted.append(task_id)
-        return evicted
+        for finished_only in (True, False):
+            for task_id in list(self._tasks):
+                if self.span_count <= self.max_spans:
+                    return
+                if task_id not in keep and (self._tasks[task_id].finished or not finished_only):
+                    self.pop(task_id)
 
 
 class TaskWriter:
@@ -343,7 +346,7 @@ class TaskWriter:
                                    state.first_seen_ns)
                 (stored if state.stored else new).append(done.row)
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
-                state.stored = True
+                state.stored, state.finished = True, bool(done.row["finished"])
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
         self._store_tasks(new, "insert")
         self._store_tasks(stored, "insert or replace")

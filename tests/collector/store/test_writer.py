@@ -117,6 +117,17 @@ def test_tiny_cache_still_materializes_correctly(con) -> None:
     assert task["span_count"] == 3 and task["model_calls"] == 1
 
 
+def test_cache_evicts_finished_tasks_before_unfinished_ones(con) -> None:
+    writer = TaskWriter(con, tasks_config(task_cache_spans=5))
+    _, agent, model = agent_task(TRACE_B, task_id=None)
+    writer.write([agent, model], now_ns=BASE_NS)  # unfinished (no root yet), least recent
+    writer.write(agent_task(TRACE_A, "task-1"), now_ns=BASE_NS)  # finished: 5 spans cached
+    writer.write(agent_task("c" * 32, "task-3"), now_ns=BASE_NS)  # 8 spans: one task must go
+    # plain LRU would drop the unfinished task, the one still waiting for spans; finished go first
+    assert writer.cache.get(TRACE_B) is not None and writer.cache.get("task-1") is None
+    assert writer.cache.span_count == 5
+
+
 def test_retention_deletes_finished_tasks_and_their_spans(con) -> None:
     writer = TaskWriter(con, tasks_config())
     writer.write(agent_task(), now_ns=BASE_NS)
