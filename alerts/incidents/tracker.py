@@ -134,7 +134,6 @@ class IncidentTracker:
         except Exception:  # noqa: BLE001 - enrichment is best effort; the next pass retries
             log.exception("incident enrichment failed; retrying next pass")
 
-
     def _place(self, alert: Alert, now: float, cur) -> None:
         open_ = self.store.open()
         members = {ia.fingerprint: (inc, ia) for inc in open_ for ia in self.store.alerts(inc.id)}
