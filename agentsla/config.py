@@ -181,6 +181,9 @@ SETTINGS: tuple[Setting, ...] = (
             "(about 2 KiB each; finished tasks are evicted first)."),
     Setting("retention", "tasks", 30 * 86400.0, parse_duration,
             "Spans and tasks older than this are deleted."),
+    Setting("rollup_retention", "tasks", 400 * 86400.0, parse_duration,
+            "Per-minute rollups older than this are deleted (their own clock: they answer "
+            "aggregate questions long after raw spans are gone; docs/rollups.md)."),
     Setting("retention_interval", "tasks", 3600.0, parse_duration,
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
     Setting("api", "client", "http://127.0.0.1:8710", parse_str,
@@ -260,6 +263,7 @@ class TasksConfig:
     retention_interval: float
     budgets_by_type: Mapping[str, float] = field(default_factory=dict)
     root_grace: float = 30.0
+    rollup_retention: float = 400 * 86400.0
 
     def budget_ms_for(self, task_type: str | None) -> float | None:
         """Budget (ms) the config sets for a task type, or None."""

@@ -10,6 +10,13 @@ Spans not materialized yet (`call_id` null: stored before migration 2, or by ano
 back to their declared numbers: a sibling group holds as many such calls as it has first
 attempts (`retry_attempt` null or 0), and at least one.
 
+Logical calls are counted at their first attempt (the span whose id is the `call_id`), so a
+call whose attempts straddle a window's start counts in the window holding its first attempt.
+Latency and time-to-first-token quantiles come from exponential histograms: within 1.1 % of
+linear interpolation (docs/rollups.md). Whole minutes are read from the hop rollups, the edges
+from `spans`; a task filter (which the hop rollups have no key for) or `raw=True` reads `spans`
+only.
+
 The series (`hop_series`) buckets the same spans by their end, buckets starting at the window
 start every `step_ns` as in queries.sla, and keeps only the busiest hops of the window.
 """
@@ -17,18 +24,24 @@ start every `step_ns` as in queries.sla, and keeps only the busiest hops of the 
 from __future__ import annotations
 
 from agentsla.queries._sql import task_filters
+from agentsla.queries.rollup import split, split_series
 from agentsla.queries.store import ReadStore
 from agentsla.queries.window import rfc3339
 
 
 def _task_filter(filters: dict) -> dict[str, str]:
     """Drop the task filter (a semi-join over every span's task) when it filters nothing."""
-    return {"hop_task_filter": ""} if all(v is None for v in filters.values()) else {}
+    return {"hop_task_filter": ""} if _unfiltered(filters) else {}
+
+
+def _unfiltered(filters: dict) -> bool:
+    return all(v is None for v in filters.values())
 
 
 def hop_stats(store: ReadStore, start_ns: int, end_ns: int, hop_kind: str | None = None,
               task_type: str | None = None, tenant_id: str | None = None,
-              service_name: str | None = None, limit: int = 500) -> list[dict]:
+              service_name: str | None = None, limit: int = 500,
+              raw: bool = False) -> list[dict]:
     """Answer: how is each hop (kind, name) doing over the spans that ended in the window?
 
     Rows, most errors first: hop_kind, hop_name, calls (spans), logical_calls,
@@ -39,14 +52,15 @@ def hop_stats(store: ReadStore, start_ns: int, end_ns: int, hop_kind: str | None
     the task.
     """
     filters = task_filters(task_type, tenant_id, service_name)
-    return store.rows("hop_stats", {"start_ns": start_ns, "end_ns": end_ns, "hop_kind": hop_kind,
-                                    "limit": limit, **filters}, **_task_filter(filters))
+    bounds = split(start_ns, end_ns, raw or not _unfiltered(filters))
+    return store.rows("hop_stats", {**bounds, "hop_kind": hop_kind, "limit": limit, **filters},
+                      hist_keys="hop_keys", **_task_filter(filters))
 
 
 def hop_series(store: ReadStore, start_ns: int, end_ns: int, step_ns: int,
                hop_kind: str | None = None, task_type: str | None = None,
                tenant_id: str | None = None, service_name: str | None = None,
-               limit: int = 20) -> list[dict]:
+               limit: int = 20, raw: bool = False) -> list[dict]:
     """Answer: how did the busiest hops do over time, bucket by bucket of `step_ns`?
 
     Rows, oldest bucket first, then busiest hop first: bucket_ns (bucket start), bucket
@@ -55,7 +69,8 @@ def hop_series(store: ReadStore, start_ns: int, end_ns: int, step_ns: int,
     buckets where a hop had no call have no row. Filters as in hop_stats.
     """
     filters = task_filters(task_type, tenant_id, service_name)
+    bounds = split_series(start_ns, end_ns, step_ns, raw or not _unfiltered(filters))
     rows = store.rows("hop_series", {
-        "start_ns": start_ns, "end_ns": end_ns, "step_ns": step_ns, "hop_kind": hop_kind,
-        "limit": limit, **filters}, **_task_filter(filters))
+        **bounds, "step_ns": step_ns, "hop_kind": hop_kind, "limit": limit, **filters},
+        hist_keys="hop_bucket_keys", **_task_filter(filters))
     return [{"bucket_ns": r["bucket_ns"], "bucket": rfc3339(r["bucket_ns"]), **r} for r in rows]

@@ -15,13 +15,18 @@ Every function returns rows with these columns (plus the group column):
   gateway_ok          of those, roots that were not ERROR, HTTP < 500 and not 429
   gateway_success_rate  gateway_ok / gateway_answered
   latency_p50_ms, latency_p95_ms, latency_p99_ms   task duration (linear interpolation) over
-                      finished tasks whose root ended (cancelled and lost excluded)
+                      finished tasks whose root ended (cancelled and lost excluded), from
+                      exponential histograms: within 1.1 % (docs/rollups.md)
   budget_used_p50, budget_used_p95   duration / budget over the same tasks that have a budget
+
+Whole minutes are read from the rollups, the window's edges from `tasks`; `raw=True` asks the
+same question over `tasks` only (the rollup check).
 """
 
 from __future__ import annotations
 
 from agentsla.queries._sql import check_dimension, task_filters
+from agentsla.queries.rollup import split, split_series
 from agentsla.queries.store import ReadStore
 from agentsla.queries.window import rfc3339
 
@@ -38,17 +43,17 @@ def _finish(row: dict) -> dict:
         out[f"{outcome}_rate"] = out[outcome] / out["finished"] if out["finished"] else None
     out["gateway_success_rate"] = (out["gateway_ok"] / out["gateway_answered"]
                                    if out["gateway_answered"] else None)
-    latency = row.get("latency") or [None, None, None]
-    budget = row.get("budget_used") or [None, None]
-    out.update(latency_p50_ms=latency[0], latency_p95_ms=latency[1], latency_p99_ms=latency[2],
-               budget_used_p50=budget[0], budget_used_p95=budget[1])
+    for key in ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "budget_used_p50",
+                "budget_used_p95"):
+        out[key] = row.get(key)
     return out
 
 
 def sla_totals(store: ReadStore, start_ns: int, end_ns: int, task_type: str | None = None,
-               tenant_id: str | None = None, service_name: str | None = None) -> dict:
+               tenant_id: str | None = None, service_name: str | None = None,
+               raw: bool = False) -> dict:
     """Answer: how did the tasks of the window fare, all together? One row (see module doc)."""
-    (row,) = store.rows("sla_totals", {"start_ns": start_ns, "end_ns": end_ns,
+    (row,) = store.rows("sla_totals", {**split(start_ns, end_ns, raw),
                                        **task_filters(task_type, tenant_id, service_name)})
     row = _finish(row)
     row.pop("grp")
@@ -57,14 +62,14 @@ def sla_totals(store: ReadStore, start_ns: int, end_ns: int, task_type: str | No
 
 def sla_by(store: ReadStore, start_ns: int, end_ns: int, dimension: str,
            task_type: str | None = None, tenant_id: str | None = None,
-           service_name: str | None = None) -> list[dict]:
+           service_name: str | None = None, raw: bool = False) -> list[dict]:
     """Answer: how did the tasks fare per task_type, tenant_id, service_name or agent?
 
     Rows: the dimension's column (null for tasks without it) plus the module's columns, the
     busiest group first.
     """
     column = check_dimension(dimension)
-    rows = store.rows("sla_by", {"start_ns": start_ns, "end_ns": end_ns,
+    rows = store.rows("sla_by", {**split(start_ns, end_ns, raw),
                                  **task_filters(task_type, tenant_id, service_name)},
                       dimension=column)
     return [{column: row.pop("grp"), **row} for row in map(_finish, rows)]
@@ -72,14 +77,15 @@ def sla_by(store: ReadStore, start_ns: int, end_ns: int, dimension: str,
 
 def sla_series(store: ReadStore, start_ns: int, end_ns: int, step_ns: int,
                task_type: str | None = None, tenant_id: str | None = None,
-               service_name: str | None = None) -> list[dict]:
+               service_name: str | None = None, raw: bool = False) -> list[dict]:
     """Answer: how did the rates move over time, bucket by bucket of `step_ns`?
 
     Rows, oldest first, one per bucket (empty buckets included): bucket_ns (bucket start),
     bucket (RFC 3339) plus the module's columns. Finished tasks fall in the bucket holding
     their end, tasks in progress in the bucket holding their start.
     """
-    rows = store.rows("sla_series", {"start_ns": start_ns, "end_ns": end_ns, "step_ns": step_ns,
+    rows = store.rows("sla_series", {**split_series(start_ns, end_ns, step_ns, raw),
+                                     "step_ns": step_ns,
                                      **task_filters(task_type, tenant_id, service_name)})
     out = []
     for row in map(_finish, rows):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from agentsla.config import Config, SloObjective
+from agentsla.queries.rollup import split
 from agentsla.queries.store import ReadStore
 
 NS = 1_000_000_000
@@ -28,9 +29,15 @@ BURN_WINDOWS: tuple[tuple[str, float], ...] = (
 
 
 def _window_counts(store: ReadStore, end_ns: int, windows_ns: list[int],
-                   task_type: str | None) -> dict:
-    rows = store.rows("slo_counts", {"windows_ns": windows_ns, "end_ns": end_ns,
-                                     "longest_ns": max(windows_ns), "task_type": task_type})
+                   task_type: str | None, raw: bool = False) -> dict:
+    # each window reads its whole minutes [cut, roll_hi) from the rollups, the rest from tasks
+    cuts = [split(end_ns - w, end_ns, raw)["roll_lo"] for w in windows_ns]
+    roll_hi = split(end_ns - max(windows_ns), end_ns, raw)["roll_hi"]
+    cuts = [min(cut, roll_hi) for cut in cuts]
+    rows = store.rows("slo_counts", {
+        "windows_ns": windows_ns, "cuts_ns": cuts, "end_ns": end_ns, "roll_lo": min(cuts),
+        "roll_lo_max": max(cuts), "roll_hi": roll_hi, "longest_ns": max(windows_ns),
+        "task_type": task_type})
     return {(r["task_type"], r["window_ns"]): r for r in rows}
 
 
@@ -60,14 +67,15 @@ def budget_share(fraction: float, minutes: float, slo: SloObjective) -> float | 
 
 
 def slo_window(store: ReadStore, config: Config, start_ns: int, end_ns: int,
-               task_type: str | None = None) -> list[dict]:
+               task_type: str | None = None, raw: bool = False) -> list[dict]:
     """Answer: per task type, how many tasks finished in [start_ns, end_ns), how many were bad?
 
     Rows, one per task type with finished tasks: task_type, good, bad, total, bad_fraction,
     burn_rate (against the type's SLO). Any window, so burn windows can scale with the period.
     """
     out = []
-    for (type_, _), counts in _window_counts(store, end_ns, [end_ns - start_ns], task_type).items():
+    counts_by = _window_counts(store, end_ns, [end_ns - start_ns], task_type, raw)
+    for (type_, _), counts in counts_by.items():
         slo = config.slo_for(type_)
         good, bad = good_bad(counts, slo)
         out.append({"task_type": type_, "good": good, "bad": bad, "total": good + bad,

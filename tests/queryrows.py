@@ -7,6 +7,8 @@ import json
 
 import pyarrow as pa
 
+from agentsla.collector.store import rollups
+
 from agentsla.collector.store.schema import (SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_ARROW_SCHEMA,
                                        TASK_COLUMN_NAMES)
 
@@ -54,7 +56,10 @@ def span(span_id: str, parent: str | None, start_ms: float, end_ms: float, task_
 
 
 def insert(con, tasks=(), spans=()) -> None:
-    """Insert rows into task_store and span_store (tests only; queries read the views)."""
+    """Insert rows into task_store and span_store, then rebuild the rollups from them.
+
+    Tests only: queries read the views and the rollups, which the writer keeps in step.
+    """
     for table, rows, schema in (("task_store", tasks, TASK_ARROW_SCHEMA),
                                 ("span_store", spans, SPAN_ARROW_SCHEMA)):
         if rows:
@@ -62,3 +67,4 @@ def insert(con, tasks=(), spans=()) -> None:
             con.register("_rows", data)
             con.execute(f"insert into {table} select * from _rows")
             con.unregister("_rows")
+    rollups.rebuild(con)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from agentsla.collector.store import rollups
+
 # (column, DuckDB type, Arrow type, meaning). The order is the physical order.
 SPAN_COLUMNS: tuple[tuple[str, str, pa.DataType, str], ...] = (
     ("trace_id", "VARCHAR", pa.string(), "32 lowercase hex digits"),
@@ -128,6 +130,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
           for name, sql_type, _, _ in _SPAN_COLUMNS_V2),
         "create or replace view spans as select * from span_store",
     ),
+    # 3: per-minute rollups (collector/store/rollups.py, docs/rollups.md), built from the data
+    # already stored (`agentsla rollups rebuild` does the same with progress).
+    (*(r.ddl() for r in rollups.ROLLUPS), *rollups.backfill_sql()),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

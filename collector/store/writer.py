@@ -16,6 +16,7 @@ from typing import AbstractSet, Any, Iterable
 import duckdb
 import pyarrow as pa
 
+from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
@@ -97,9 +98,11 @@ class TaskCache:
 class TaskWriter:
     """Writes span batches and keeps the `tasks` table current, in one transaction per batch."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, config: TasksConfig) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, config: TasksConfig,
+                 rollups: bool = True) -> None:
         self.con = con
         self.config = config
+        self.rollups = RollupWriter(con, enabled=rollups)  # off only to measure their cost
         self.cache = TaskCache(config.task_cache_spans)
         self._trace_task: OrderedDict[str, str] = OrderedDict()
 
@@ -183,6 +186,9 @@ class TaskWriter:
                 self.con.execute("delete from trace_task where task_id in (select id from old_tasks)")
                 self.con.execute("delete from task_store where task_id in (select id from old_tasks)")
                 self.con.unregister("old_tasks")
+            # rollups keep their own, longer clock: cutoff_ns is now - retention
+            self.rollups.delete_before(
+                cutoff_ns + int((self.config.retention - self.config.rollup_retention) * 1e9))
             self.con.execute("commit")
         except BaseException:
             self.con.execute("rollback")
@@ -211,7 +217,9 @@ class TaskWriter:
         self._upsert_tasks(states, now_ns,
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
-            self._append("span_store", pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA))
+            spans = pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA)
+            self._append("span_store", spans)
+            self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
@@ -255,6 +263,7 @@ class TaskWriter:
             self.cache.pop(old_task)
             self.con.execute("update span_store set task_id = ? where task_id = ? and trace_id = ?",
                              [new_task, old_task, trace_id])
+            self.rollups.remove_tasks([old_task])
             self.con.execute("delete from task_store where task_id = ?", [old_task])
             self.con.execute("update trace_task set task_id = ? where trace_id = ?",
                              [new_task, trace_id])
@@ -348,6 +357,7 @@ class TaskWriter:
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored, state.finished = True, bool(done.row["finished"])
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
+        self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
         self._store_tasks(new, "insert")
         self._store_tasks(stored, "insert or replace")
         self._update_calls(renumbered)
@@ -365,6 +375,8 @@ class TaskWriter:
         # scan skips row groups of other times instead of joining the whole table (random
         # trace ids give no key range): 7 ms instead of 935 ms at 10M spans, measured by
         # bench/late_siblings.py.
+        self.rollups.calls_changed("call_updates", min(s["start_ns"] for s in spans),
+                                   max(s["start_ns"] for s in spans))
         self.con.execute(
             "update span_store set call_id = u.call_id, attempt = u.attempt from call_updates u "
             "where span_store.start_ns between $lo and $hi "

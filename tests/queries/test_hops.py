@@ -38,11 +38,14 @@ def test_model_hop_attempts_rates_and_percentiles(calls):
     assert (model["errors"], model["error_rate"]) == (2, 0.5)
     assert (model["timeout_rate"], model["rate_limited_rate"], model["circuit_open_rate"]) == (
         0.25, 0.25, 0.0)
-    # durations 300 400 500 1000: p50 at 1.5 -> 450, p95 at 2.85 -> 925, p99 at 2.97 -> 985
+    # durations 300 400 500 1000: p50 at 1.5 -> 450, p95 at 2.85 -> 925, p99 at 2.97 -> 985;
+    # from histograms, within the stated 1.1 % (docs/rollups.md)
     assert (model["latency_p50_ms"], model["latency_p95_ms"], model["latency_p99_ms"]) == (
-        pytest.approx(450), pytest.approx(925), pytest.approx(985))
+        pytest.approx(450, rel=0.011), pytest.approx(925, rel=0.011),
+        pytest.approx(985, rel=0.011))
     # ttft 50 150: p50 100, p95 145
-    assert (model["ttft_p50_ms"], model["ttft_p95_ms"]) == (pytest.approx(100), pytest.approx(145))
+    assert (model["ttft_p50_ms"], model["ttft_p95_ms"]) == (pytest.approx(100, rel=0.011),
+                                                            pytest.approx(145, rel=0.011))
     assert (model["input_tokens"], model["output_tokens"]) == (30, 12)
 
 
@@ -98,12 +101,12 @@ def test_series_rates_and_p95_per_bucket(calls):
     # o 100 ms ok, m0 1000 ms timeout, m1 300 ms 429
     assert (first["error_rate"], first["timeout_rate"], first["rate_limited_rate"]) == (
         pytest.approx(2 / 3), pytest.approx(1 / 3), pytest.approx(1 / 3))
-    # 100 300 1000: p95 at index 1.9 -> 300 + 0.9 * 700 = 930
-    assert first["latency_p95_ms"] == pytest.approx(930)
+    # 100 300 1000: p95 at index 1.9 -> 300 + 0.9 * 700 = 930 (histograms: within 1.1 %)
+    assert first["latency_p95_ms"] == pytest.approx(930, rel=0.011)
     # m2 ends exactly at 2 s: the bucket holding its end is [2, 4); m2 400 m3 500 -> p95 495
     second = rows[(2, "model")]
     assert (second["calls"], second["error_rate"], second["latency_p95_ms"]) == (
-        2, 0.0, pytest.approx(495))
+        2, 0.0, pytest.approx(495, rel=0.011))
     assert rows[(2, "tool")]["error_rate"] == 1.0  # circuit open is an error
     assert set(first) == {"bucket_ns", "bucket", "hop_kind", "hop_name", "calls", "error_rate",
                           "timeout_rate", "rate_limited_rate", "latency_p95_ms"}

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from agentsla.queries._sql import task_filters
+from agentsla.queries.rollup import split
 from agentsla.queries.store import plain, question_sql
 from queryrows import insert, task
 
@@ -70,7 +71,7 @@ def test_a_whitelisted_dimension_fills_the_placeholder(con, store):
     insert(con, tasks=[task("a", "success", tenant_id="t1"), task("b", "failed", tenant_id="t2")])
     sql = question_sql("duckdb", "sla_by", {"dimension": "tenant_id"})
     assert "select tenant_id as grp" in sql and "{{" not in sql
-    rows = store.rows("sla_by", {"start_ns": 0, "end_ns": 2**62, **task_filters()},
+    rows = store.rows("sla_by", {**split(0, 2**62), **task_filters()},
                       dimension="tenant_id")
     assert sorted(r["grp"] for r in rows) == ["t1", "t2"]
 

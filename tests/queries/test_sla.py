@@ -44,13 +44,14 @@ def test_totals_exact(traffic):
     assert (row["gateway_answered"], row["gateway_ok"]) == (6, 4)
     assert row["gateway_success_rate"] == pytest.approx(4 / 6)
     # durations 100 1000 2000 3000 4000 5000 (lost, cancelled excluded), linear interpolation:
-    # p50 at index 2.5 -> 2500; p95 at 4.75 -> 4750; p99 at 4.95 -> 4950
-    assert row["latency_p50_ms"] == pytest.approx(2500)
-    assert row["latency_p95_ms"] == pytest.approx(4750)
-    assert row["latency_p99_ms"] == pytest.approx(4950)
+    # p50 at index 2.5 -> 2500; p95 at 4.75 -> 4750; p99 at 4.95 -> 4950; from histograms,
+    # within the stated 1.1 % (docs/rollups.md)
+    assert row["latency_p50_ms"] == pytest.approx(2500, rel=0.011)
+    assert row["latency_p95_ms"] == pytest.approx(4750, rel=0.011)
+    assert row["latency_p99_ms"] == pytest.approx(4950, rel=0.011)
     # budget ratios .01 .1 .2 .3 .4 .5 -> p50 .25, p95 .475
-    assert row["budget_used_p50"] == pytest.approx(0.25)
-    assert row["budget_used_p95"] == pytest.approx(0.475)
+    assert row["budget_used_p50"] == pytest.approx(0.25, rel=0.011)
+    assert row["budget_used_p95"] == pytest.approx(0.475, rel=0.011)
 
 
 def test_rates_partition_finished_tasks(traffic):

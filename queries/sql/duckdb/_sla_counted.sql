@@ -1,25 +1,37 @@
+-- snippet: the counts and quantiles of each group (column grp of `grouped` and `grouped_hist`)
 counted as (
-    -- the counts and quantiles of each group (column grp of `grouped`)
-    select
-        grp,
-        count(*) filter (where finished and outcome <> 'cancelled') as finished,
-        count(*) filter (where finished and outcome = 'success') as success,
-        count(*) filter (where finished and outcome = 'degraded') as degraded,
-        count(*) filter (where finished and outcome = 'failed') as failed,
-        count(*) filter (where finished and outcome = 'budget_exhausted') as budget_exhausted,
-        count(*) filter (where finished and outcome = 'rejected') as rejected,
-        count(*) filter (where finished and outcome = 'lost') as lost,
-        count(*) filter (where finished and outcome = 'cancelled') as cancelled,
-        count(*) filter (where not finished) as in_progress,
-        count(*) filter (where finished and outcome not in ('cancelled', 'lost')
-                         and gateway_ok is not null) as gateway_answered,
-        count(*) filter (where finished and outcome not in ('cancelled', 'lost')
-                         and gateway_ok) as gateway_ok,
-        -- [p50, p95, p99] of task duration, tasks whose root ended
-        quantile_cont(duration_ms, [0.5, 0.95, 0.99])
-            filter (where finished and outcome not in ('cancelled', 'lost')) as latency,
-        quantile_cont(budget_used_ratio, [0.5, 0.95])
-            filter (where finished and outcome not in ('cancelled', 'lost')) as budget_used
+    select grp,
+        sum(finished) as finished, sum(success) as success, sum(degraded) as degraded,
+        sum(failed) as failed, sum(budget_exhausted) as budget_exhausted,
+        sum(rejected) as rejected, sum(lost) as lost, sum(cancelled) as cancelled,
+        sum(in_progress) as in_progress, sum(gateway_answered) as gateway_answered,
+        sum(gateway_ok) as gateway_ok
     from grouped
     group by grp
+),
+hist as (
+    select grp, metric, bucket, count
+    from grouped_hist
+),
+probs as (
+    select *
+    from (values ('latency_ms', 'latency_p50_ms', 0.5), ('latency_ms', 'latency_p95_ms', 0.95),
+                 ('latency_ms', 'latency_p99_ms', 0.99), ('budget_used', 'budget_used_p50', 0.5),
+                 ('budget_used', 'budget_used_p95', 0.95)) as p(p_metric, label, q)
+),
+{{hist_quantiles}},
+valued as (
+    select grp,
+        max(value) filter (where label = 'latency_p50_ms') as latency_p50_ms,
+        max(value) filter (where label = 'latency_p95_ms') as latency_p95_ms,
+        max(value) filter (where label = 'latency_p99_ms') as latency_p99_ms,
+        max(value) filter (where label = 'budget_used_p50') as budget_used_p50,
+        max(value) filter (where label = 'budget_used_p95') as budget_used_p95
+    from quantiles
+    group by grp
+),
+sla as (
+    select counted.*, valued.* exclude (grp)
+    from counted
+    left join valued on valued.grp is not distinct from counted.grp
 )

@@ -1,14 +1,11 @@
 -- queries.root_causes.root_cause_series: the first failing hops, bucket by bucket of $step_ns
-with {{blamed_tasks}},
-bucketed as (
-    select $start_ns + (end_ns - $start_ns) // $step_ns * $step_ns as bucket_ns, *
-    from blamed
-),
+with {{raw_blamed}}, {{cause_rows}},
 per_cause as (
-    select bucket_ns, ffh_kind, ffh_name, ffh_reason, count(*) as tasks,
-        coalesce(sum(duration_ms), 0) / 1000.0 as seconds_lost
-    from bucketed
-    group by bucket_ns, ffh_kind, ffh_name, ffh_reason
+    select $start_ns + (t_ns - $start_ns) // $step_ns * $step_ns as bucket_ns,
+        ffh_kind, ffh_name, ffh_reason, sum(tasks) as tasks, sum(lost_us) / 1e6 as seconds_lost
+    from cause_rows
+    group by all
+    having sum(tasks) > 0
 )
 select *, tasks / sum(tasks) over (partition by bucket_ns) as share
 from per_cause

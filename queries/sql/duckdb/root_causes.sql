@@ -1,17 +1,17 @@
 -- queries.root_causes.root_causes: which first failing hops caused the blamed tasks? (Pareto)
-with {{blamed_tasks}},
+with {{raw_blamed}}, {{cause_rows}},
 per_cause as (
     select
         ffh_kind, ffh_name, ffh_reason,
-        count(*) as tasks,
-        coalesce(sum(duration_ms), 0) / 1000.0 as seconds_lost,
-        count(*) filter (where outcome = 'failed') as failed,
-        count(*) filter (where outcome = 'degraded') as degraded,
-        count(*) filter (where outcome = 'budget_exhausted') as budget_exhausted,
-        count(*) filter (where outcome = 'rejected') as rejected,
-        list(task_id order by end_ns desc, task_id)[1:5] as example_task_ids
-    from blamed
+        sum(tasks) as tasks,
+        sum(lost_us) / 1e6 as seconds_lost,
+        sum(failed) as failed,
+        sum(degraded) as degraded,
+        sum(budget_exhausted) as budget_exhausted,
+        sum(rejected) as rejected
+    from cause_rows
     group by ffh_kind, ffh_name, ffh_reason
+    having sum(tasks) > 0
 ),
 ranked as (
     select *,

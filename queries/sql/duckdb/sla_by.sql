@@ -1,10 +1,14 @@
 -- queries.sla.sla_by: how did the tasks fare per {{dimension}} (a whitelisted column)?
-with {{sla_window_tasks}},
+with {{raw_tasks}}, {{task_rows}}, {{task_hist}},
 grouped as (
     select {{dimension}} as grp, *
-    from window_tasks
+    from task_rows
+),
+grouped_hist as (
+    select {{dimension}} as grp, *
+    from task_hist
 ),
 {{sla_counted}}
 select *
-from counted
+from sla
 order by finished desc, in_progress desc, grp nulls last

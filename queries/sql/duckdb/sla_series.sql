@@ -1,11 +1,13 @@
 -- queries.sla.sla_series: how did the rates move, bucket by bucket of $step_ns?
-with {{sla_window_tasks}},
+-- (finished tasks fall in the bucket holding their end, tasks in progress in their start's)
+with {{raw_tasks}}, {{task_rows}}, {{task_hist}},
 grouped as (
-    -- finished tasks fall in the bucket holding their end, tasks in progress in their start's
-    select $start_ns + ((case when finished then end_ns else start_ns end) - $start_ns)
-               // $step_ns * $step_ns as grp,
-        *
-    from window_tasks
+    select $start_ns + (t_ns - $start_ns) // $step_ns * $step_ns as grp, *
+    from task_rows
+),
+grouped_hist as (
+    select $start_ns + (t_ns - $start_ns) // $step_ns * $step_ns as grp, *
+    from task_hist
 ),
 {{sla_counted}},
 groups as (
@@ -13,7 +15,7 @@ groups as (
     select range as grp
     from range($start_ns, $end_ns, $step_ns)
 )
-select groups.grp, counted.* exclude (grp)
+select groups.grp, sla.* exclude (grp)
 from groups
-left join counted on counted.grp = groups.grp
+left join sla on sla.grp = groups.grp
 order by groups.grp

@@ -1,10 +1,14 @@
 -- queries.sla.sla_totals: how did the tasks of the window fare, all together? One row.
-with {{sla_window_tasks}},
+with {{raw_tasks}}, {{task_rows}}, {{task_hist}},
 grouped as (
     select 1 as grp, *
-    from window_tasks
+    from task_rows
+),
+grouped_hist as (
+    select 1 as grp, *
+    from task_hist
 ),
 {{sla_counted}}
-select groups.grp, counted.* exclude (grp)
+select groups.grp, sla.* exclude (grp)
 from (select 1 as grp) as groups
-left join counted on counted.grp = groups.grp
+left join sla on sla.grp = groups.grp

@@ -1,20 +1,38 @@
 -- queries.slo: per window ending at $end_ns and task type, the finished tasks (cancelled
--- excluded) and how many succeeded or were degraded; windows are lengths in ns
+-- excluded) and how many succeeded or were degraded; windows are lengths in ns. Each window
+-- reads whole minutes [cut_ns, $roll_hi) from task_minutes and the rest from `tasks`.
 with windows as (
-    select unnest($windows_ns::bigint[]) as window_ns
+    select unnest($windows_ns::bigint[]) as window_ns, unnest($cuts_ns::bigint[]) as cut_ns
 ),
-finished as (
-    select task_type, outcome, end_ns
+rolled as (
+    select minute_ns, task_type, sum(finished) as total, sum(success) as success,
+        sum(degraded) as degraded
+    from task_minutes
+    where minute_ns >= $roll_lo and minute_ns < $roll_hi
+      and ($task_type is null or task_type = $task_type)
+    group by all
+),
+raw as (
+    select task_type, end_ns, 1 as total, (outcome = 'success')::integer as success,
+        (outcome = 'degraded')::integer as degraded
     from tasks
     where finished and outcome <> 'cancelled'
       and end_ns >= $end_ns - $longest_ns and end_ns < $end_ns
+      and (end_ns < $roll_lo_max or end_ns >= $roll_hi)
       and ($task_type is null or task_type = $task_type)
+),
+parts as (
+    select w.window_ns, r.task_type, r.total, r.success, r.degraded
+    from windows w
+    join rolled r on r.minute_ns >= w.cut_ns
+    union all
+    select w.window_ns, r.task_type, r.total, r.success, r.degraded
+    from windows w
+    join raw r on r.end_ns >= $end_ns - w.window_ns
+              and (r.end_ns < w.cut_ns or r.end_ns >= $roll_hi)
 )
-select
-    w.window_ns, f.task_type,
-    count(*) filter (where f.outcome = 'success') as success,
-    count(*) filter (where f.outcome = 'degraded') as degraded,
-    count(*) as total
-from windows w
-join finished f on f.end_ns >= $end_ns - w.window_ns
-group by w.window_ns, f.task_type
+select window_ns, task_type, sum(success) as success, sum(degraded) as degraded,
+    sum(total) as total
+from parts
+group by window_ns, task_type
+having sum(total) > 0

@@ -1,0 +1,263 @@
+"""Per-minute rollups kept by the writer in the span transaction (docs/rollups.md).
+
+Five tables answer every aggregate question without reading raw spans: `task_minutes` (task
+outcome counts), `task_histograms` (task duration and budget use), `cause_minutes` (first
+failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, tokens) and
+`hop_histograms` (hop latency and time to first token). A task counts in the minute holding its
+end (in progress: its start); a span in the minute holding its end. Distributions are
+exponential histograms of scale 5 (OpenTelemetry's bucket index), which merge by adding counts.
+
+Tasks change as spans arrive (re-materialization, the lost sweep, a trace moving to its declared
+task), so the writer hands every replaced row to `replace_tasks`: the old row's contribution is
+subtracted and the new one's added, in the same transaction. Spans are immutable except their
+logical call numbers, which `calls_changed` corrects. Each batch's deltas are grouped in SQL and
+merged into the rows of the minutes they touch, so a table holds one row per minute and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import duckdb
+import pyarrow as pa
+
+MINUTE_NS = 60 * 10**9
+#: Histogram scale: bucket i holds (2^(i/32), 2^((i+1)/32)]; ZERO_BUCKET holds exact zeros.
+SCALE = 5
+ZERO_BUCKET = -1_000_000
+
+
+def bucket_sql(value: str) -> str:
+    """Return the SQL of a value's exponential-histogram bucket (OpenTelemetry's index)."""
+    return (f"case when {value} = 0 then {ZERO_BUCKET} "
+            f"else ceil(log2({value}) * {2 ** SCALE})::integer - 1 end")
+
+
+@dataclass(frozen=True)
+class Rollup:
+    """One rollup table: its keys, summed values and the select of a relation's contribution."""
+
+    table: str
+    keys: tuple[str, ...]
+    values: tuple[str, ...]
+    #: SQL over relation `src` with a column `sign` (+1 added, -1 removed); {src} is its name.
+    contribution: str
+
+    def ddl(self) -> str:
+        """Return the table's create statement."""
+        cols = [("minute_ns", "BIGINT")] + [(k, "INTEGER" if k == "bucket" else "VARCHAR")
+                                            for k in self.keys[1:]]
+        cols += [(v, "DOUBLE" if v.endswith("_us") else "BIGINT") for v in self.values]
+        body = ", ".join(f"{name} {kind}" for name, kind in cols)
+        return f"create table if not exists {self.table} ({body})"
+
+
+_TASK_MINUTE = "(case when finished then end_ns else start_ns end) // 60000000000 * 60000000000"
+_TASK_KEYS = ("minute_ns", "task_type", "tenant_id", "service_name", "agent")
+_RATED = "finished and outcome not in ('cancelled', 'lost')"
+#: Task counts: column → condition on a task row (the definitions of queries/sla.py).
+TASK_COUNTS = {
+    "finished": "finished and outcome <> 'cancelled'",
+    **{o: f"finished and outcome = '{o}'" for o in (
+        "success", "degraded", "failed", "budget_exhausted", "rejected", "lost", "cancelled")},
+    "in_progress": "not finished",
+    "gateway_answered": f"{_RATED} and gateway_ok is not null",
+    "gateway_ok": f"{_RATED} and gateway_ok",
+}
+_BLAMED = "finished and outcome in ('failed', 'degraded', 'budget_exhausted', 'rejected')"
+_SPAN_MINUTE = "end_ns // 60000000000 * 60000000000"
+#: A logical call is counted at its first attempt (call_id is that span's id); spans never
+#: materialized count one where they declare a first try (docs/rollups.md, Logical calls).
+CALL_HEAD = ("case when call_id is not null then span_id = call_id "
+             "else coalesce(retry_attempt, 0) = 0 end")
+RETRY = "coalesce(attempt, retry_attempt, 0) > 0"
+
+
+def _counts(conditions: dict[str, str]) -> str:
+    return ", ".join(f"sum(case when {cond} then sign else 0 end) as {name}"
+                     for name, cond in conditions.items())
+
+
+def _histogram(keys: str, minute: str, metrics: dict[str, tuple[str, str]]) -> str:
+    parts = [f"select {minute} as minute_ns, {keys}, '{metric}' as metric, "
+             f"{bucket_sql(value)} as bucket, sign from {{src}} "
+             f"where {cond} and {value} is not null" for metric, (value, cond) in metrics.items()]
+    return (f"select minute_ns, {keys}, metric, bucket, sum(sign) as count "
+            f"from ({' union all '.join(parts)}) group by all")
+
+
+_TK = ", ".join(_TASK_KEYS[1:])
+TASKS = Rollup("task_minutes", _TASK_KEYS, tuple(TASK_COUNTS), (
+    f"select {_TASK_MINUTE} as minute_ns, {_TK}, {_counts(TASK_COUNTS)} from {{src}} group by all"))
+TASK_HISTOGRAMS = Rollup("task_histograms", (*_TASK_KEYS, "metric", "bucket"), ("count",),
+                         _histogram(_TK, _TASK_MINUTE, {"latency_ms": ("duration_ms", _RATED),
+                                                        "budget_used": ("budget_used_ratio",
+                                                                        _RATED)}))
+_CK = "task_type, tenant_id, service_name, ffh_kind, ffh_name, ffh_reason"
+CAUSES = Rollup(
+    "cause_minutes", ("minute_ns", *_CK.split(", ")),
+    ("tasks", "lost_us", "failed", "degraded", "budget_exhausted", "rejected"),
+    f"select {_TASK_MINUTE} as minute_ns, {_CK}, sum(sign) as tasks, "
+    f"sum(sign * round(coalesce(duration_ms, 0) * 1000)) as lost_us, "
+    + _counts({o: f"outcome = '{o}'" for o in ("failed", "degraded", "budget_exhausted",
+                                                "rejected")})
+    + f" from {{src}} where {_BLAMED} group by all")
+_HOP_COUNTS = {"calls": "true", "logical_calls": CALL_HEAD, "retries": RETRY,
+               "errors": "is_error", "timeouts": "error_type = 'timeout'",
+               "rate_limited": "error_type = 'rate_limited'",
+               "circuit_open": "error_type = 'circuit_open'"}
+HOPS = Rollup(
+    "hop_minutes", ("minute_ns", "hop_kind", "hop_name"),
+    (*_HOP_COUNTS, "input_tokens", "output_tokens"),
+    f"select {_SPAN_MINUTE} as minute_ns, hop_kind, hop_name, {_counts(_HOP_COUNTS)}, "
+    f"sum(sign * coalesce(input_tokens, 0)) as input_tokens, "
+    f"sum(sign * coalesce(output_tokens, 0)) as output_tokens from {{src}} group by all")
+HOP_HISTOGRAMS = Rollup("hop_histograms", ("minute_ns", "hop_kind", "hop_name", "metric", "bucket"),
+                        ("count",), _histogram("hop_kind, hop_name", _SPAN_MINUTE, {
+                            "latency_ms": ("duration_ms", "true"),
+                            "ttft_ms": ("ttft_ms", "true")}))
+TASK_ROLLUPS = (TASKS, TASK_HISTOGRAMS, CAUSES)
+SPAN_ROLLUPS = (HOPS, HOP_HISTOGRAMS)
+ROLLUPS = TASK_ROLLUPS + SPAN_ROLLUPS
+
+
+def _matches(keys: Iterable[str], a: str, b: str) -> str:
+    return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in keys)
+
+
+def merge(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> None:
+    """Add the deltas a select yields to the rollup rows of the same minute and key."""
+    keys, values = ", ".join(rollup.keys), rollup.values
+    nonzero = " or ".join(f"{v} <> 0" for v in values)
+    summed = ", ".join(f"sum({v}) as {v}" for v in values)
+    con.execute(f"create or replace temp table rollup_delta as select {keys}, {summed} "
+                f"from ({delta_sql}) group by all having {nonzero}")
+    ((lo, hi),) = con.execute("select min(minute_ns), max(minute_ns) from rollup_delta").fetchall()
+    if lo is None:
+        return
+    # The constant minute range lets DuckDB skip row groups by their zone maps.
+    touched = (f"t.minute_ns between {lo} and {hi} and exists (select 1 from rollup_delta d "
+               f"where {_matches(rollup.keys, 'd', 't')})")
+    con.execute(f"create or replace temp table rollup_merged as select {keys}, {summed} from ("
+                f"select * from {rollup.table} t where {touched} "
+                f"union all by name select * from rollup_delta) group by all having {nonzero}")
+    con.execute(f"delete from {rollup.table} t where {touched}")
+    con.execute(f"insert into {rollup.table} by name select * from rollup_merged")
+
+
+def _signed(sources: list[tuple[int, str]]) -> str:
+    return " union all by name ".join(f"select *, {sign} as sign from {src}"
+                                      for sign, src in sources)
+
+
+def _ids_literal(ids: list[str]) -> str:
+    # Literal IN lists probe task_store's primary-key index (writer._point_lookup's reason).
+    return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
+
+
+class RollupWriter:
+    """Keeps the rollups current from inside the writer's transaction (one call per change)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, enabled: bool = True) -> None:
+        self.con = con
+        self.enabled = enabled
+
+    def replace_tasks(self, rows: list[dict], replaced: list[str]) -> None:
+        """Count new task rows; uncount the stored rows of `replaced` they replace."""
+        if not self.enabled or not (rows or replaced):
+            return
+        sources = []
+        if rows:
+            self.con.register("rollup_new_tasks", pa.Table.from_pylist(rows, schema=_task_schema()))
+            sources.append((1, "rollup_new_tasks"))
+        if replaced:
+            sources.append((-1, f"(select * from task_store where task_id in "
+                                f"({_ids_literal(replaced)}))"))
+        self._apply(TASK_ROLLUPS, _signed(sources))
+        if rows:
+            self.con.unregister("rollup_new_tasks")
+
+    def remove_tasks(self, task_ids: list[str]) -> None:
+        """Uncount stored tasks about to be deleted (a trace moving to its declared task)."""
+        self.replace_tasks([], task_ids)
+
+    def add_spans(self, spans: pa.Table) -> None:
+        """Count newly stored spans."""
+        if self.enabled and spans.num_rows:
+            self.con.register("rollup_new_spans", spans)
+            self._apply(SPAN_ROLLUPS, _signed([(1, "rollup_new_spans")]))
+            self.con.unregister("rollup_new_spans")
+
+    def calls_changed(self, updates: str, lo_ns: int, hi_ns: int) -> None:
+        """Correct logical calls and retries of stored spans renumbered by `updates`."""
+        if not self.enabled:
+            return
+        old = (f"(select s.* from span_store s join {updates} u on s.trace_id = u.trace_id "
+               f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns})")
+        new = (f"(select s.* exclude (call_id, attempt), u.call_id, u.attempt from "
+               f"span_store s join {updates} u on s.trace_id = u.trace_id "
+               f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns})")
+        # only counts change: a span's latency and minute are fixed once stored
+        merge(self.con, HOPS, HOPS.contribution.format(src=f"({_signed([(-1, old), (1, new)])})"))
+
+    def delete_before(self, cutoff_ns: int) -> None:
+        """Delete rollup minutes before the cutoff (rollup retention, its own clock)."""
+        for rollup in ROLLUPS:
+            self.con.execute(f"delete from {rollup.table} where minute_ns < ?", [cutoff_ns])
+
+    def _apply(self, rollups: tuple[Rollup, ...], signed: str) -> None:
+        self.con.execute(f"create or replace temp table rollup_src as {signed}")
+        for rollup in rollups:
+            merge(self.con, rollup, rollup.contribution.format(src="rollup_src"))
+
+
+#: Task columns the contributions read (besides task_id).
+TASK_COLUMNS_USED = ("task_type", "tenant_id", "service_name", "agent", "start_ns", "end_ns",
+                     "finished", "outcome", "gateway_ok", "duration_ms", "budget_used_ratio",
+                     "ffh_kind", "ffh_name", "ffh_reason")
+
+
+def _task_schema() -> pa.Schema:
+    # imported here: schema.py builds migration 3 from this module
+    from agentsla.collector.store.schema import TASK_ARROW_SCHEMA
+    return pa.schema([TASK_ARROW_SCHEMA.field(c) for c in ("task_id", *TASK_COLUMNS_USED)])
+
+
+def backfill_sql() -> list[str]:
+    """Return the statements that fill empty rollups from every stored task and span."""
+    return [f"insert into {r.table} by name "
+            + r.contribution.format(src=f"(select *, 1 as sign from {table})")
+            for rollups, table in ((TASK_ROLLUPS, "task_store"), (SPAN_ROLLUPS, "span_store"))
+            for r in rollups]
+
+
+def rebuild(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None,
+            chunk_ns: int = 86400 * 10**9) -> None:
+    """Rebuild every rollup from the stored tasks and spans, a day at a time (one transaction)."""
+    con.execute("begin transaction")
+    try:
+        for rollup in ROLLUPS:
+            con.execute(f"delete from {rollup.table}")
+        for rollups, table, minute in ((TASK_ROLLUPS, "task_store", _TASK_MINUTE),
+                                       (SPAN_ROLLUPS, "span_store", _SPAN_MINUTE)):
+            _rebuild_table(con, rollups, table, minute, chunk_ns, progress)
+        con.execute("commit")
+    except BaseException:
+        con.execute("rollback")
+        raise
+
+
+def _rebuild_table(con, rollups, table: str, minute: str, chunk_ns: int, progress) -> None:
+    ((lo, hi),) = con.execute(f"select min({minute}), max({minute}) from {table}").fetchall()
+    if lo is None:
+        return
+    chunks = range(lo, hi + 1, chunk_ns)
+    for n, first in enumerate(chunks, 1):
+        # chunks of whole minutes never share a row, so each is a plain insert
+        src = (f"(select *, 1 as sign from {table} "
+               f"where {minute} >= {first} and {minute} < {first + chunk_ns})")
+        for rollup in rollups:
+            con.execute(f"insert into {rollup.table} by name {rollup.contribution.format(src=src)}")
+        if progress:
+            progress(table, n, len(chunks))

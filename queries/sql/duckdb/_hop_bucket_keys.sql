@@ -1,0 +1,1 @@
+bucket_ns, hop_kind, hop_name

@@ -1,0 +1,1 @@
+hop_kind, hop_name

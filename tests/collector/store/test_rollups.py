@@ -1,0 +1,146 @@
+"""Rollups kept by the real writer: late spans, lost tasks, moved traces, renumbered calls, retention.
+
+Expected rollup rows are written by hand from each story. BASE_NS is 20 s into a minute, so
+minute boundaries fall at BASE_NS + 40 s, + 100 s, ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentsla.collector.store import rollups
+from agentsla.collector.store.database import open_store
+from agentsla.collector.store.writer import TaskWriter
+from agentsla.config import load_config
+from spanfactory import BASE_NS, make_span, ms
+
+NS = 10**9
+MINUTE = 60 * NS
+M0 = BASE_NS - 20 * NS  # the minute holding BASE_NS
+TRACE = "a" * 32
+
+
+@pytest.fixture
+def con(tmp_path: Path):
+    connection = open_store(tmp_path / "db.duckdb")
+    yield connection
+    connection.close()
+
+
+def writer(con, **changes) -> TaskWriter:
+    return TaskWriter(con, replace(load_config().tasks, **changes))
+
+
+def task_minutes(con) -> dict[tuple, dict]:
+    """Rows of task_minutes: (minute offset from M0 in minutes, task_type) → non-zero counts."""
+    cur = con.execute("select * from task_minutes")
+    names = [d[0] for d in cur.description]
+    out = {}
+    for row in cur.fetchall():
+        r = dict(zip(names, row))
+        key = ((r["minute_ns"] - M0) // MINUTE, r["task_type"])
+        out[key] = {k: v for k, v in r.items() if k in rollups.TASK_COUNTS and v}
+    return out
+
+
+def hop_minutes(con, kind: str) -> dict[int, dict]:
+    rows = con.execute("select minute_ns, calls, logical_calls, retries, errors from hop_minutes "
+                       "where hop_kind = ?", [kind]).fetchall()
+    return {(m - M0) // MINUTE: dict(zip(("calls", "logical_calls", "retries", "errors"), r))
+            for m, *r in rows}
+
+
+def root(end_s: float, **kw) -> dict:
+    span = make_span(trace_id=TRACE, span_id="1" * 16, hop_kind="gateway", start_ms=0,
+                     end_ms=end_s * 1000, task_type="chat", **kw)
+    span["task_id"] = "task-1"
+    return span
+
+
+def child(span_id: str, start_s: float, end_s: float, **kw) -> dict:
+    return make_span(trace_id=TRACE, span_id=span_id, parent="1" * 16, hop_kind="model",
+                     model="gpt-4o", start_ms=start_s * 1000, end_ms=end_s * 1000, **kw)
+
+
+def test_a_late_root_moves_the_task_from_its_start_minute_to_its_end_minute(con):
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))
+    # in progress, keyed by its trace id until task.id arrives, counted at its start (minute 0)
+    assert task_minutes(con) == {(0, None): {"in_progress": 1}}
+    w.write([root(70, status_code="error", error_type="timeout")], now_ns=ms(70_000))
+    # the root ended at +70 s: minute 1; it failed; the provisional task is gone
+    assert task_minutes(con) == {(1, "chat"): {"finished": 1, "failed": 1,
+                                               "gateway_answered": 1}}
+    causes = con.execute("select minute_ns, ffh_kind, tasks, failed, lost_us "
+                         "from cause_minutes").fetchall()
+    assert causes == [(M0 + MINUTE, "gateway", 1, 1, 70_000_000.0)]
+
+
+def test_a_task_declared_lost_counts_in_the_minute_it_was_declared(con):
+    w = writer(con, default_budget=30.0, lost_grace=60.0)
+    w.write([child("2" * 16, 1, 5)], now_ns=ms(5_000))
+    assert task_minutes(con) == {(0, None): {"in_progress": 1}}
+    # first seen at +5 s, budget 30 s, grace 60 s: lost at +95 s, minute 1
+    assert w.sweep_lost(now_ns=ms(200_000)) == 1
+    assert task_minutes(con) == {(1, None): {"finished": 1, "lost": 1}}
+
+
+def test_an_earlier_attempt_arriving_late_renumbers_the_logical_call(con):
+    w = writer(con)
+    # attempt 1 first: alone it heads its own call
+    w.write([root(50), child("3" * 16, 20, 30, retry_attempt=1)], now_ns=ms(50_000))
+    assert hop_minutes(con, "model") == {0: {"calls": 1, "logical_calls": 1, "retries": 1,
+                                             "errors": 0}}
+    # attempt 0 (failed, ended +10 s) arrives: one call of two attempts, headed by it
+    w.write([child("2" * 16, 1, 10, retry_attempt=0, error_type="rate_limited")],
+            now_ns=ms(60_000))
+    assert hop_minutes(con, "model") == {0: {"calls": 2, "logical_calls": 1, "retries": 1,
+                                             "errors": 1}}
+
+
+def test_a_duplicate_span_is_counted_once(con):
+    w = writer(con)
+    spans = [root(10), child("2" * 16, 1, 5)]
+    w.write(spans, now_ns=ms(10_000))
+    w.write([dict(s) for s in spans], now_ns=ms(11_000))
+    assert task_minutes(con) == {(0, "chat"): {"finished": 1, "success": 1,
+                                               "gateway_answered": 1, "gateway_ok": 1}}
+    assert hop_minutes(con, "model")[0]["calls"] == 1
+
+
+def test_retention_deletes_raw_rows_and_rollups_on_separate_clocks(con):
+    w = writer(con, retention=100.0, rollup_retention=1000.0)
+    w.write([root(10), child("2" * 16, 1, 5)], now_ns=ms(10_000))
+    w.delete_before(ms(500_000))  # now - retention: raw gone, rollups 900 s younger than theirs
+    assert con.execute("select count(*) from tasks").fetchall() == [(0,)]
+    assert task_minutes(con) == {(0, "chat"): {"finished": 1, "success": 1,
+                                               "gateway_answered": 1, "gateway_ok": 1}}
+    w.delete_before(ms(1_500_000))  # rollup cutoff +600 s: past minute 0
+    assert task_minutes(con) == {}
+    assert con.execute("select count(*) from hop_minutes").fetchall() == [(0,)]
+
+
+def test_rebuild_reproduces_what_the_writer_kept(con):
+    w = writer(con, default_budget=30.0)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))
+    w.write([root(70, status_code="error"), child("3" * 16, 31, 65, retry_attempt=1)],
+            now_ns=ms(70_000))
+    live = {r.table: sorted(con.execute(f"select * from {r.table}").fetchall(), key=repr)
+            for r in rollups.ROLLUPS}
+    rollups.rebuild(con)
+    rebuilt = {r.table: sorted(con.execute(f"select * from {r.table}").fetchall(), key=repr)
+               for r in rollups.ROLLUPS}
+    assert live == rebuilt and live["task_minutes"] and live["hop_histograms"]
+
+
+def test_the_histogram_bucket_is_opentelemetrys_index():
+    # scale 5: bucket i holds (2^(i/32), 2^((i+1)/32)]; 1 is the upper bound of bucket -1,
+    # 2 of bucket 31; zero has its own bucket
+    import duckdb
+    con = duckdb.connect()
+    got = [con.execute(f"select {rollups.bucket_sql(str(v))}").fetchall()[0][0]
+           for v in (1, 2, 1.01, 0)]
+    assert got == [-1, 31, 0, rollups.ZERO_BUCKET]
