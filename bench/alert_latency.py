@@ -197,8 +197,8 @@ def one_run(rng: random.Random, receiver: Receiver, interval_s: float, interval:
     server = ServerProcess(_data_dir(folder, store), extra_args=["--config", str(config)],
                            env={"AGENTSLA_LOST_GRACE": "7d"}).start(timeout=300)
     started = time.monotonic()
-    enriched_after = _first_snapshot(server, 600) if incident else None
     try:
+        enriched_after = _first_snapshot(server, 600) if incident else None
         with httpx.Client(timeout=30) as client:
             post(client, server, tasks_request(rng, healthy, False, f"ok-{rng.random()}"))
             time.sleep(rng.uniform(0, interval_s))  # a random phase of the evaluation cycle
@@ -218,7 +218,9 @@ def one_run(rng: random.Random, receiver: Receiver, interval_s: float, interval:
     if fired is None:
         raise SystemExit(f"no firing notification within {timeout:.0f}s; server log:\n"
                          + server.log[-3000:])
-    return {"notified_s": fired - t0, "acked_s": acked - t0, "enriched_after_s": enriched_after}
+    return {"notified_s": fired - t0, "acked_s": acked - t0, "enriched_after_s": enriched_after,
+            # enrichment passes cut short by enrichment_budget during the run (server log)
+            "enrichment_interrupts": server.log.count("Interrupted")}
 
 
 def machine() -> str:
@@ -280,6 +282,7 @@ def main() -> None:
         "ingest_ack_s": _stats([r["acked_s"] for r in runs]),
         "enriched_after_start_s": [r["enriched_after_s"] and round(r["enriched_after_s"], 1)
                                    for r in runs],
+        "enrichment_interrupts": [r["enrichment_interrupts"] for r in runs],
         "each_s": [round(r["notified_s"], 2) for r in runs]}, indent=2))
 
 
