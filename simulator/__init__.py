@@ -5,6 +5,6 @@ truth_path=...) -> Summary` is the API; `agentsla simulate` and `agentsla demo` 
 """
 
 from agentsla.simulator.runner import Summary, run
-from agentsla.simulator.scenarios import DEMO_SCHEDULE, SCENARIOS, Segment, parse_schedule
+from agentsla.simulator.scenarios import SCENARIOS, Segment, parse_schedule
 
-__all__ = ["DEMO_SCHEDULE", "SCENARIOS", "Segment", "Summary", "parse_schedule", "run"]
+__all__ = ["SCENARIOS", "Segment", "Summary", "parse_schedule", "run"]

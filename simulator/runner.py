@@ -70,7 +70,7 @@ def _arrivals(segments: list[Segment], seed: object, rate: float | None, tasks: 
         end = start + seg.duration_s if seg.duration_s is not None else float("inf")
         per_s = rate or seg.profile.rate
         while True:
-            t += rng.expovariate(per_s)
+            t += rng.expovariate(_rate_at(seg, per_s, t - start))
             if t >= end or (tasks is not None and index >= tasks):
                 break
             yield index, t, seg, start, world
@@ -78,6 +78,14 @@ def _arrivals(segments: list[Segment], seed: object, rate: float | None, tasks: 
         if tasks is not None and index >= tasks:
             return
         start = end
+
+
+def _rate_at(seg: Segment, per_s: float, elapsed: float) -> float:
+    """Return the arrival rate `elapsed` seconds into a segment (rate_growth ramps it linearly)."""
+    growth = seg.profile.rate_growth
+    if growth == 1.0 or not seg.duration_s:
+        return per_s
+    return per_s * (1.0 + (growth - 1.0) * min(elapsed / seg.duration_s, 1.0))
 
 
 def _anchor_ns(anchor: str, total: float, speed: float) -> int:
@@ -94,9 +102,10 @@ class _Player:
     """Emits planned spans in end-time order, pacing virtual time against the wall clock."""
 
     def __init__(self, emitter: Emitter, writer: TruthWriter, speed: float,
-                 stop: threading.Event, on_task: Callable[[Tally], None] | None) -> None:
+                 stop: threading.Event, on_task: Callable[[Tally], None] | None,
+                 on_failure: Callable[[str, int], None] | None = None) -> None:
         self.emitter, self.writer, self.speed, self.stop = emitter, writer, speed, stop
-        self.on_task = on_task
+        self.on_task, self.on_failure = on_task, on_failure
         self.heap: list = []
         self.pending: dict[int, int] = {}
         self.planted: dict[int, tuple[str, ...]] = {}
@@ -129,6 +138,8 @@ class _Player:
             end, _, task, span = heapq.heappop(self.heap)
             self.wait_until(end)
             self.emitter.emit(task, span)
+            if span.error is not None and self.on_failure:
+                self.on_failure(task.scenario, self.emitter.ns(span.end))
             self.pending[task.index] -= 1
             if not self.pending[task.index]:
                 del self.pending[task.index]
@@ -146,11 +157,13 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
         environ: Mapping[str, str] | None = None, speed: float = 0.0,
         truth_path: str | Path | None = None, anchor: str = "start",
         stop: threading.Event | None = None,
-        on_task: Callable[[Tally], None] | None = None) -> Summary:
+        on_task: Callable[[Tally], None] | None = None,
+        on_failure: Callable[[str, int], None] | None = None) -> Summary:
     """Play `schedule` (a scenario name, "name:secs,...", or segments) and export its spans.
 
     Give `exporter` (e.g. an InMemorySpanExporter) or `endpoint`/`protocol`/`headers` for OTLP.
     Stops after `tasks` tasks or `duration` virtual seconds; `stop` ends it early (interrupted).
+    `on_failure(scenario, unix_ns)` hears of every failing span as it is sent, in end order.
     """
     if tasks is None and duration is None and isinstance(schedule, str) and ":" not in schedule:
         raise AgentslaError("give --duration or --tasks")
@@ -165,7 +178,7 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
     writer.header(seed, speed, [(s, starts[i], None if s.duration_s is None else starts[i + 1],
                                  rate or s.profile.rate) for i, s in enumerate(segments)])
     stop = stop or threading.Event()
-    player = _Player(emitter, writer, speed, stop, on_task)
+    player = _Player(emitter, writer, speed, stop, on_task, on_failure)
     ids = random.Random(f"{seed}/ids")
     interrupted = False
     try:

@@ -32,6 +32,7 @@ class Profile:
     planted: tuple[str, ...] = ()
     incidental: tuple[str, ...] = ()
     rate: float = 1.0
+    rate_growth: float = 1.0  # the rate ramps linearly to rate x rate_growth by the segment's end
     task_types: tuple[TaskType, ...] = (TaskType("support_chat", "support", 0.7),
                                         TaskType("order_status", "orders", 0.3))
     pools: dict[str, tuple[int, int]] = field(default_factory=lambda: {"agent-tasks": (16, 100)})
@@ -162,12 +163,6 @@ _RUNAWAY_FIXED = replace(
 SCENARIOS: dict[str, Profile] = {p.name: p for p in (
     BASE, _LONG_TAIL, _LONG_TAIL_FIXED, _POLLING, _POLLING_FIXED, _LONG_PROMPT,
     _LONG_PROMPT_FIXED, _TOOL, _TOOL_FIXED, _STORM, _STORM_FIXED, _RUNAWAY, _RUNAWAY_FIXED)}
-
-#: The demo's story: normal traffic, the incidents one after another, then recovery.
-DEMO_SCHEDULE = ("baseline:180,model_long_tail:240,baseline:60,tool_no_timeout:240,"
-                 "baseline:60,rate_limit_storm:240,polling_wait:180,long_prompt:180,"
-                 "runaway_loop:120,baseline:180")
-
 
 @dataclass(frozen=True)
 class Segment:

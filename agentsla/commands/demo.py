@@ -18,7 +18,10 @@ from typing import Mapping
 
 import httpx
 
-from agentsla.commands._demo_alerts import NOTIFICATIONS, NotificationSink, write_demo_config
+from agentsla.commands._demo_alerts import (DIGEST, NOTIFICATIONS, NotificationSink, summarize,
+                                            write_demo_config)
+from agentsla.commands._demo_plan import (DEFAULT_HISTORY_S, DEFAULT_LIVE_S, MIN_LIVE_S,
+                                         live_slots, segments)
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.commands.simulate import add_run_flags, parse_headers, speed_of
 from agentsla.errors import AgentslaError
@@ -36,16 +39,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dashboard-port", type=int, default=8501, metavar="PORT",
                         help="Dashboard port (default 8501).")
     parser.add_argument("--no-dashboard", action="store_true", help="Do not start the dashboard.")
+    parser.add_argument("--history", type=float, default=DEFAULT_HISTORY_S, metavar="SECONDS",
+                        help="Seconds of healthy history sent first, as fast as possible "
+                             f"(default {DEFAULT_HISTORY_S:.0f}: three hours; 0: none).")
     parser.add_argument("--schedule", metavar="SPEC",
-                        help="Scenario schedule to play (default: baseline, the six incidents, "
-                             "recovery; about 28 virtual minutes).")
+                        help="Play this scenario schedule instead of the demo's incidents "
+                             "(no announcements or measurements).")
     parser.add_argument("--exit-when-done", action="store_true",
                         help="Stop everything once the schedule has played (default: keep the "
                              "server and dashboard up until Ctrl-C).")
     parser.add_argument("--startup-timeout", type=float, default=60.0, metavar="SECONDS",
                         help="How long to wait for the server's /api/v1/health (default 60).")
     parser.add_argument("--server-command", help=argparse.SUPPRESS)  # tests: a stand-in server
-    add_run_flags(parser, speed_default=10.0)
+    add_run_flags(parser, speed_default=1.0)
+    # The shared flag counts virtual seconds; in the demo they are the live part's wall clock.
+    parser._option_string_actions["--duration"].help = (
+        f"Wall-clock seconds of live traffic after the history (default {DEFAULT_LIVE_S:.0f}; "
+        f"under {MIN_LIVE_S:.0f} some incidents are too short to alert).")
     parser.set_defaults(run=run)
 
 
@@ -129,13 +139,95 @@ def _host_for_clients(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
 
-def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    """Start the server (and dashboard), play the schedule, stop everything on Ctrl-C."""
-    from rich.console import Console
+def _say(console):
+    """Return say(text, style): one timestamped line above the live progress table."""
     from rich.text import Text
 
-    from agentsla.simulator import DEMO_SCHEDULE, run as simulate
-    from agentsla.simulator.progress import Progress, stop_on_signals
+    def say(text: str, style: str = "") -> None:
+        console.print(Text(f"{time.strftime('%H:%M:%S')} {text}", style=style), soft_wrap=True)
+    return say
+
+
+def _on_note(say, scorer_box: list):
+    """Return the sink's callback: print the notification, then measure its new alerts."""
+    def on_note(channel: str, payload: dict, received: float) -> None:
+        line = summarize(payload, channel)
+        say("alert " + line, "bold red" if " FIRING" in line else
+            "green" if " RESOLVED" in line else "")
+        if scorer_box:  # the live part has begun
+            scorer_box[0].notified(payload, received)
+    return on_note
+
+
+def _live(args, options: dict, scorer_box: list, say, data_dir: Path, progress) -> object:
+    """Play the live part: the demo's phases (announced and measured) or --schedule."""
+    from agentsla.commands._demo_live import MEASURED, Announcer, Scorer
+    from agentsla.simulator import run as simulate
+
+    speed = speed_of(args, 1.0)
+    # At speed 1 spans carry the wall clock; a faster replay is placed to end now.
+    anchor = "start" if speed == 1.0 else "end"
+    if args.schedule:
+        return simulate(args.schedule, duration=args.duration, speed=speed, anchor=anchor,
+                        on_task=progress.update, **options)
+    duration = DEFAULT_LIVE_S if args.duration is None else args.duration
+    if duration < MIN_LIVE_S:
+        say(f"--duration {duration:g}: under {MIN_LIVE_S:.0f} s some incidents end before "
+            "their alert fires", "yellow")
+    slots = live_slots(duration)
+    start = time.time()
+    scorer_box.append(Scorer(slots, start, data_dir / MEASURED, say))
+    Announcer(slots, start, say, options["stop"]).start()
+    return simulate(segments(slots), speed=speed, anchor=anchor, on_task=progress.update,
+                    on_failure=scorer_box[0].failed, **options)
+
+
+def _options(args: argparse.Namespace, server, host: str, seed: int,
+             environ: Mapping[str, str], stop: threading.Event) -> dict:
+    """The simulator's export options: where, how, with which headers."""
+    options = dict(seed=seed, endpoint=args.endpoint or f"http://{host}:{server.otlp_http_port}",
+                   protocol=args.protocol, headers=_headers(args, server), environ=environ,
+                   stop=stop)
+    if args.protocol == "grpc" and not args.endpoint:
+        options["endpoint"] = f"http://{host}:{server.otlp_grpc_port}"
+    return options
+
+
+def _banner(seed: int, data_dir: Path, host: str, server, api: str, dashboard: str | None,
+            note: str | None) -> None:
+    """Print where everything is."""
+    print(f"agentsla demo (seed {seed}), data in {data_dir}\n"
+          f"  OTLP/HTTP  http://{host}:{server.otlp_http_port}/v1/traces\n"
+          f"  OTLP/gRPC  {host}:{server.otlp_grpc_port}\n"
+          f"  API        {api}/api/v1/health\n"
+          f"  dashboard  {dashboard or 'not started'}\n"
+          f"  truth      {data_dir / 'demo-truth.jsonl'}\n"
+          f"  alerts     {note or data_dir / NOTIFICATIONS} (P2 digest: {data_dir / DIGEST})\n"
+          "Ctrl-C stops everything.", flush=True)
+
+
+def _play(args: argparse.Namespace, options: dict, console, say, data_dir: Path,
+          scorer_box: list) -> object:
+    """Send the history, then play the live part; return the live part's summary."""
+    from agentsla.commands._demo_live import send_history
+    from agentsla.simulator.progress import Progress
+
+    if args.history > 0 and not options["stop"].is_set():
+        say(f"sending {args.history / 3600:g} h of healthy history (fast) ...", "bold")
+        with Progress(console=console, title="history") as progress:
+            sent = send_history(args.history, options, progress.update)
+        say(f"history sent: {sent} tasks; live traffic from now on", "bold")
+    with Progress(console=console, title=f"agentsla demo (seed {options['seed']})") as progress:
+        return _live(args, {**options, "truth_path": data_dir / "demo-truth.jsonl"},
+                     scorer_box, say, data_dir, progress)
+
+
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Start the server (and dashboard), send history, play the incidents, stop on Ctrl-C."""
+    from rich.console import Console
+
+    from agentsla.commands._demo_live import export_incidents
+    from agentsla.simulator.progress import stop_on_signals
 
     server = config_from_args(args, environ).server
     data_dir = Path(server.data_dir)
@@ -147,14 +239,9 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
     procs: list[subprocess.Popen] = []
     console = Console(stderr=True)
-
-    def show_alert(line: str) -> None:
-        # Through the progress display's console, so the line lands above the live table.
-        style = "bold red" if " FIRING" in line else "green" if " RESOLVED" in line else None
-        console.print(Text(f"{time.strftime('%H:%M:%S')} alert {line}", style=style or ""),
-                      soft_wrap=True)
-
-    sink = NotificationSink(data_dir / NOTIFICATIONS, show_alert).start()
+    say = _say(console)
+    scorer_box: list = []  # the live part's Scorer, once it exists
+    sink = NotificationSink(data_dir / NOTIFICATIONS, _on_note(say, scorer_box)).start()
     dashboard = None
     if not args.no_dashboard and importlib.util.find_spec(
             "agentsla.commands.dashboard") is not None:
@@ -171,26 +258,13 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                 procs.append(_start([sys.executable, "-m", "agentsla", "dashboard", "--port",
                                      str(args.dashboard_port), "--api", api],
                                     data_dir / "dashboard.log"))
-            print(f"agentsla demo (seed {seed}), data in {data_dir}\n"
-                  f"  OTLP/HTTP  http://{host}:{server.otlp_http_port}/v1/traces\n"
-                  f"  OTLP/gRPC  {host}:{server.otlp_grpc_port}\n"
-                  f"  API        {api}/api/v1/health\n"
-                  f"  dashboard  {dashboard or 'not started'}\n"
-                  f"  truth      {data_dir / 'demo-truth.jsonl'}\n"
-                  f"  alerts     {note or data_dir / NOTIFICATIONS}\n"
-                  "Ctrl-C stops everything.", flush=True)
-            options = dict(seed=seed, duration=args.duration, speed=speed_of(args, 10.0),
-                           endpoint=args.endpoint or f"http://{host}:{server.otlp_http_port}",
-                           protocol=args.protocol, headers=_headers(args, server),
-                           environ=environ, truth_path=data_dir / "demo-truth.jsonl",
-                           anchor="end", stop=stop)
-            if args.protocol == "grpc" and not args.endpoint:
-                options["endpoint"] = f"http://{host}:{server.otlp_grpc_port}"
-            with Progress(console=console, title=f"agentsla demo (seed {seed})") as progress:
-                summary = simulate(args.schedule or DEMO_SCHEDULE, on_task=progress.update,
-                                   **options)
+            _banner(seed, data_dir, host, server, api, dashboard, note)
+            summary = _play(args, _options(args, server, host, seed, environ, stop), console,
+                            say, data_dir, scorer_box)
             print(f"played {summary.tasks} tasks ({summary.spans} spans); "
                   f"{sink.count} alert notifications so far.", flush=True)
+            if scorer_box and not stop.is_set():
+                export_incidents(api, data_dir, scorer_box[0].start, say, stop)
             if not args.exit_when_done and not stop.is_set():
                 print("Schedule finished; the server keeps running. Ctrl-C to stop.", flush=True)
                 while not stop.wait(1.0):
