@@ -6,6 +6,7 @@ forgives recovered attempts by it, and the read side (hops, findings) reads the 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from typing import Any
 
@@ -31,24 +32,39 @@ def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
     return list(runs.values())
 
 
-def _continues_call(span: Span, previous: Span) -> bool:
+def _child_starts(tree: SpanTree) -> dict[tuple, list[int]]:
+    # The start of every child of each declared parent, in order: what the caller did when.
+    starts: dict[tuple, list[int]] = defaultdict(list)
+    for span in tree.in_order():
+        if has_parent_id(span):
+            starts[(span.get("trace_id"), span.get("parent_span_id"))].append(start_of(span))
+    return starts
+
+
+def _continues_call(span: Span, previous: Span, siblings: list[int]) -> bool:
     # retry.attempt (or http.request.resend_count) 0 starts a new logical call and > 0 continues
-    # one. Without a number, a repeat that started after a failed sibling ended is its retry; a
-    # repeat after a success is a new call (an agent loop calling the same model again), and
-    # one started while its sibling still ran is a parallel call, not a retry.
+    # one. Without a number, a repeat is the retry of a failed sibling when it started after that
+    # one ended and the caller started nothing else in between. A repeat after a success is a
+    # new call (an agent loop calling the same model again); so is one after a fallback or
+    # another step, and one started while its sibling still ran is a parallel call.
     attempt = span.get("retry_attempt")
     if attempt is not None:
         return attempt > 0
-    return span_failed(previous) and start_of(span) >= end_of(previous)
+    if not span_failed(previous) or start_of(span) < end_of(previous):
+        return False
+    return bisect_left(siblings, start_of(span)) == bisect_left(siblings, end_of(previous))
 
 
 def logical_calls(tree: SpanTree) -> list[list[Key]]:
     """Split sibling runs of one hop into logical calls, each a list of its attempts in order."""
     calls: list[list[Key]] = []
+    starts = _child_starts(tree)
     for keys in _sibling_runs(tree):
+        first = tree.spans[keys[0]]
+        siblings = starts[(first.get("trace_id"), first.get("parent_span_id"))]
         current = [keys[0]]
         for previous, key in zip(keys, keys[1:]):
-            if _continues_call(tree.spans[key], tree.spans[previous]):
+            if _continues_call(tree.spans[key], tree.spans[previous], siblings):
                 current.append(key)
             else:
                 calls.append(current)

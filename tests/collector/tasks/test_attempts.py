@@ -59,6 +59,13 @@ CASES = {
         [model("m0", 100, 900), model("m1", 1000, 1100, **RATE_LIMITED),
          model("m2", 1200, 1900)],
         {"m0": ("m0", 0), "m1": ("m1", 0), "m2": ("m1", 1)}, retries=1),
+    # The model timed out, the caller failed over to a backup model, and a later step calls the
+    # primary again: not a retry of the timed-out call (the caller did something else between).
+    "repeat_after_a_fallback_is_a_new_call": Case(
+        [model("m0", 100, 8100, error_type="timeout", status_code="error"),
+         model("b0", 8110, 9000, model="claude-3-5-sonnet", fallback_used=True),
+         model("m1", 9100, 9900)],
+        {"m0": ("m0", 0), "b0": ("b0", 0), "m1": ("m1", 0)}, outcome="degraded"),
     # A sibling that started while the failed one still ran is a parallel call, not its retry.
     "parallel_unnumbered_siblings_are_separate_calls": Case(
         [model("m0", 100, 500, **RATE_LIMITED), model("m1", 200, 900)],
