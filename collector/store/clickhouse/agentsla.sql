@@ -1,0 +1,33 @@
+-- agentsla's own tables beside the exporter's traces table. Materializer workers own them:
+-- each write is an insert of whole rows with a version, and ReplacingMergeTree keeps the
+-- newest version of a key, so a replayed batch changes nothing (reads use FINAL).
+create table if not exists $database.agentsla_tasks (
+    $task_columns,
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY task_id;
+
+-- What materialization adds to each span of the traces table: its task, its failure reason
+-- (collector/processing's Python rules, not repeated in SQL) and its logical call and attempt.
+create table if not exists $database.agentsla_span_facts (
+    trace_id String,
+    span_id String,
+    task_id String,
+    error_type Nullable(String),
+    is_error Bool,
+    call_id Nullable(String),
+    attempt Nullable(Int32),
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (trace_id, span_id);
+
+-- Per shard ("K/N"): spans ending before watermark_ns are materialized.
+create table if not exists $database.agentsla_watermarks (
+    shard String,
+    watermark_ns Int64,
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY shard;
+
+create view if not exists $database.tasks as
+select * except (version) from $database.agentsla_tasks final;

@@ -1,0 +1,142 @@
+"""Task materialization over the traces table: one pass of one shard, from its watermark.
+
+A pass finds the traces of its shard (`cityHash64(TraceId) % N = K`) with a span that ended
+since the shard's watermark minus the late-arrival window, plus the shard's unfinished tasks
+(a root may still come; a rootless task turns lost at its deadline). It reads every span of
+those tasks through the `spans` view, runs the same pure function as the DuckDB writer
+(collector.tasks.materialize), and inserts task rows and per-span facts with a version, then
+moves the watermark. A crash before the watermark moves replays the pass: the same spans give
+the same rows, and ReplacingMergeTree keeps one per key, so replays are idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
+from agentsla.collector.tasks.materialize import materialize
+from agentsla.config import TasksConfig
+
+_STATUS_CODE = {"unset": 0, "ok": 1, "error": 2}
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard K of N (0 <= K < N): the trace ids whose hash modulo N is K."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str) -> Shard:
+    """Parse `K/N`; raise ValueError saying what is wrong."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match or not 0 <= int(match.group(1)) < int(match.group(2)):
+        raise ValueError(f"bad shard {text!r}: expected K/N with 0 <= K < N, e.g. 0/4")
+    return Shard(int(match.group(1)), int(match.group(2)))
+
+
+@dataclass
+class PassResult:
+    """What one pass did: tasks written, spans read, and the new watermark."""
+
+    tasks: int
+    spans: int
+    watermark_ns: int
+
+
+def run_pass(runner: Any, database: str, table: str, shard: Shard, config: TasksConfig,
+             now_ns: int, late_window_ns: int) -> PassResult:
+    """Materialize the shard's tasks touched since its watermark; move the watermark to now."""
+    since = max(0, watermark(runner, database, shard) - late_window_ns)
+    task_traces = _task_traces(runner, database, table, shard, since, now_ns)
+    spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
+    by_task = _group(spans, task_traces)
+    tasks, facts = [], []
+    for task_id, rows in by_task.items():
+        first_seen = min(r["end_ns"] for r in rows)  # no receive time: spans export at their end
+        done = materialize(task_id, rows, config, now_ns, first_seen)
+        tasks.append({**done.row, "version": now_ns})
+        facts += [_fact(r, task_id, done.calls.get((r["trace_id"], r["span_id"])), now_ns)
+                  for r in rows]
+    runner.insert(f"{database}.agentsla_span_facts", facts)
+    runner.insert(f"{database}.agentsla_tasks", tasks)
+    runner.insert(f"{database}.agentsla_watermarks",
+                  [{"shard": str(shard), "watermark_ns": now_ns, "version": now_ns}])
+    return PassResult(len(tasks), len(spans), now_ns)
+
+
+def watermark(runner: Any, database: str, shard: Shard) -> int:
+    """Return the shard's watermark (unix ns; 0 before its first pass)."""
+    rows = runner.arrow(f"select watermark_ns from {database}.agentsla_watermarks final "
+                        "where shard = {shard:String}", {"shard": str(shard)}).to_pylist()
+    return rows[0]["watermark_ns"] if rows else 0
+
+
+def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
+                 until: int) -> dict[str, set[str]]:
+    """Return task -> trace ids to (re)materialize: recent traces and unfinished tasks."""
+    params = {"k": shard.index, "n": shard.count, "since": since, "until": until}
+    recent = runner.arrow(
+        f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
+        f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
+        f"declared from {database}.{table} where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
+        f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
+        f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
+        params).to_pylist()
+    # the first task.id a trace declares (by end: spans are exported as they end) wins
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for row in recent:
+        tasks[row["declared"] or row["trace_id"]].add(row["trace_id"])
+    known = runner.arrow(
+        f"select f.task_id as task_id, f.trace_id as trace_id from "
+        f"{database}.agentsla_span_facts as f final where f.task_id in (select task_id from "
+        f"{database}.agentsla_tasks final where not finished and cityHash64(trace_id) % "
+        f"{{n:UInt64}} = {{k:UInt64}}) or f.task_id in {{tasks:Array(String)}}",
+        {**params, "tasks": sorted(tasks)}).to_pylist()
+    for row in known:  # traces stored earlier under a task this pass touches
+        tasks[row["task_id"]].add(row["trace_id"])
+    return tasks
+
+
+def _spans(runner: Any, database: str, trace_ids: list[str]) -> list[dict[str, Any]]:
+    if not trace_ids:
+        return []
+    return runner.arrow(f"select * from {database}.spans where trace_id in "
+                        "{traces:Array(String)}", {"traces": trace_ids}).to_pylist()
+
+
+def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dict[str, list]:
+    task_of = {trace: task for task, traces in task_traces.items() for trace in traces}
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for span in spans:
+        span["task_id"] = task = task_of[span["trace_id"]]
+        _add_reason(span)
+        by_task[task].append(span)
+    return by_task
+
+
+def _add_reason(span: dict[str, Any]) -> None:
+    """Set error_type and is_error by the normalizer's rules (strings: the Map variant)."""
+    attrs = orjson.loads(span["attributes"])
+    code = _STATUS_CODE.get(span["status_code"], 0)
+    events = orjson.loads(span["events"]) or None
+    span["error_type"] = _error_type(attrs, code, span["status_message"] or "",
+                                     span["http_status"], events)
+    span["is_error"] = code == 2 or span["error_type"] is not None
+
+
+def _fact(span: dict[str, Any], task_id: str, call: tuple[Any, int] | None,
+          version: int) -> dict[str, Any]:
+    call_id, attempt = call if call else (None, None)
+    return {"trace_id": span["trace_id"], "span_id": span["span_id"], "task_id": task_id,
+            "error_type": span["error_type"], "is_error": span["is_error"],
+            "call_id": call_id, "attempt": attempt, "version": version}

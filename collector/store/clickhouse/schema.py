@@ -1,0 +1,206 @@
+"""ClickHouse schema: the exporter's traces table, agentsla's own tables, the `spans` view.
+
+The Collector's clickhouseexporter owns `otel_traces` (otel_traces.sql is its DDL, for tests and
+stand-alone chdb stores). agentsla adds tables of its own (agentsla.sql) and the views the read
+side names: `tasks` over agentsla_tasks, and `spans` over the traces table joined with what
+materialization adds per span. The typed columns of `spans` are SQL generated from the same
+mapping tables the Python normalizer runs (collector/processing/mapping.py), so a rule is
+written once.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from string import Template
+from typing import Any, Callable, Iterable
+
+from agentsla.collector.processing import mapping as m
+from agentsla.collector.processing.attributes import to_bool, to_float, to_int, to_int32, to_str
+from agentsla.collector.store.schema import SPAN_COLUMN_NAMES, TASK_COLUMNS
+from agentsla.errors import PermanentError
+
+#: The columns (name, type) of the exporter's Map variant that the `spans` view reads.
+REQUIRED_COLUMNS = {
+    "Timestamp": "DateTime64(9)", "TraceId": "String", "SpanId": "String",
+    "ParentSpanId": "String", "SpanName": "LowCardinality(String)",
+    "SpanKind": "LowCardinality(String)", "ServiceName": "LowCardinality(String)",
+    "ResourceAttributes": "Map(LowCardinality(String), String)", "ScopeName": "String",
+    "SpanAttributes": "Map(LowCardinality(String), String)", "Duration": "UInt64",
+    "StatusCode": "LowCardinality(String)", "StatusMessage": "String",
+    "Events.Timestamp": "Array(DateTime64(9))", "Events.Name": "Array(LowCardinality(String))",
+    "Events.Attributes": "Array(Map(LowCardinality(String), String))",
+    "Links.TraceId": "Array(String)", "Links.SpanId": "Array(String)",
+    "Links.Attributes": "Array(Map(LowCardinality(String), String))",
+}
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
+             "DOUBLE": "Nullable(Float64)", "INTEGER": "Nullable(Int32)",
+             "BOOLEAN": "Nullable(Bool)", "VARCHAR PRIMARY KEY": "String"}
+_TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+def identifier(name: str) -> str:
+    """Return a database or table name fit for SQL text, or raise a PermanentError."""
+    if not _IDENT.fullmatch(name):
+        raise PermanentError(f"invalid ClickHouse name {name!r}: letters, digits and '_' only")
+    return name
+
+
+def statements(text: str) -> list[str]:
+    """Split a SQL file into statements (no statement here holds a ';' inside)."""
+    kept = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    return [s.strip() for s in kept.split(";") if s.strip()]
+
+
+def _file(name: str) -> str:
+    return resources.files("agentsla.collector.store.clickhouse").joinpath(name).read_text()
+
+
+def otel_traces_ddl(database: str, table: str) -> list[str]:
+    """Return the exporter's CREATE TABLE of its traces table (Map variant)."""
+    return statements(Template(_file("otel_traces.sql")).substitute(
+        database=identifier(database), table=identifier(table)))
+
+
+def agentsla_ddl(database: str, table: str) -> list[str]:
+    """Return the statements creating agentsla's tables and the `spans` and `tasks` views."""
+    task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
+                                   for name, sql_type, _, _ in TASK_COLUMNS)
+    own = statements(Template(_file("agentsla.sql")).substitute(
+        database=identifier(database), task_columns=task_columns))
+    return [*own, spans_view_sql(database, table)]
+
+
+def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> None:
+    """Raise a PermanentError unless the columns are those of the exporter's Map variant."""
+    found = dict(columns)
+    if not found:
+        raise PermanentError(f"no table {where}: point the store URL at the table the "
+                             f"OpenTelemetry Collector's clickhouseexporter writes")
+    if found.get("SpanAttributes", "").startswith("JSON"):
+        raise PermanentError(f"{where} is the exporter's JSON variant; agentsla reads the "
+                             f"Map variant so far (docs/scale-out.md)")
+    wrong = [f"{n} {t} (found {found.get(n, 'none')})" for n, t in REQUIRED_COLUMNS.items()
+             if found.get(n) != t]
+    if wrong:
+        raise PermanentError(f"{where} is not the clickhouseexporter's traces table: "
+                             f"expected {'; '.join(wrong[:3])}")
+
+
+def _attr(key: str) -> str:
+    return "t.SpanAttributes['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+
+
+def _literals(values: Iterable[str]) -> str:
+    return "[" + ", ".join("'" + v.replace("'", "\\'") + "'" for v in values) + "]"
+
+
+def _lookup(value: str, table: dict[str, str]) -> str:
+    """SQL mapping `value` through a dict, '' where it has no entry."""
+    return f"transform({value}, {_literals(table)}, {_literals(table.values())}, '')"
+
+
+def _finite(number: str) -> str:
+    return f"if(isFinite({number}), {number}, null)"
+
+
+def _integer(value: str, cast: str, low: int, high: int) -> str:
+    # int("3") and whole floats ("3.0") both count, within the column's bounds
+    real = _finite(f"toFloat64OrNull({value})")
+    return (f"if({real} = round({real}) and {real} between {low} and {high}, "
+            f"{cast}(coalesce(toInt64OrNull({value}), toInt64({real}))), null)")
+
+
+#: Coercion of mapping.COLUMN_SOURCES -> SQL over one attribute's string value (Map variant).
+_SQL_COERCIONS: dict[Callable[[Any], Any], Callable[[str], str]] = {
+    to_str: lambda v: f"nullIf({v}, '')",
+    to_float: lambda v: _finite(f"toFloat64OrNull({v})"),
+    to_int: lambda v: _integer(v, "toInt64", -(2**53), 2**53),
+    to_int32: lambda v: _integer(v, "toInt32", -(2**31), 2**31 - 1),
+    to_bool: lambda v: (f"multiIf(lower(trimBoth({v})) in {_literals(_TRUE)}, true, "
+                        f"lower(trimBoth({v})) in {_literals(_FALSE)}, false, null)"),
+    m._outcome: lambda v: f"nullIf({_lookup(f'lower(trimBoth({v}))', m.OUTCOMES)}, '')",
+    m._circuit_state: lambda v: (
+        f"nullIf(if({_lookup(_circuit_key(v), m.CIRCUIT_STATES)} = '', {v}, "
+        f"{_lookup(_circuit_key(v), m.CIRCUIT_STATES)}), '')"),
+    m._invocation_model: lambda v: f"nullIf(JSONExtractString({v}, 'model'), '')",
+    m._seconds_to_ms: lambda v: f"{_finite(f'toFloat64OrNull({v})')} * 1000.0",
+}
+
+
+def _circuit_key(value: str) -> str:
+    return f"replaceRegexpAll(lower(trimBoth({value})), '[- ]', '_')"
+
+
+def typed_column_sql() -> dict[str, str]:
+    """Return column -> SQL expression for every typed column of mapping.COLUMN_SOURCES."""
+    sources: dict[str, list[str]] = {}
+    for column, keys, coerce in m.COLUMN_SOURCES:
+        sql = _SQL_COERCIONS.get(coerce)
+        if sql is None:
+            raise RuntimeError(f"no ClickHouse SQL for the coercion of {column}: add it here")
+        sources.setdefault(column, []).extend(sql(_attr(key)) for key in keys)
+    return {c: e[0] if len(e) == 1 else f"coalesce({', '.join(e)})" for c, e in sources.items()}
+
+
+def hop_kind_sql() -> str:
+    """Return the SQL inferring hop.kind, the rules of normalize._hop_kind in their order."""
+    given = f"lower(trimBoth({_attr('hop.kind')}))"
+    operation = f"lower(trimBoth({_attr('gen_ai.operation.name')}))"
+    oi_kind = f"upper(trimBoth({_attr('openinference.span.kind')}))"
+    arms = [f"{given} in {_literals(sorted(m.VALID_HOP_KINDS))}", given,
+            f"{operation} in {_literals(m.GENAI_OPERATION_HOPS)}",
+            _lookup(operation, m.GENAI_OPERATION_HOPS),
+            f"{oi_kind} in {_literals(m.OPENINFERENCE_HOPS)}",
+            _lookup(oi_kind, m.OPENINFERENCE_HOPS)]
+    for key, hop in m.PRESENCE_HOPS:
+        arms += [f"mapContains(t.SpanAttributes, '{key}')", f"'{hop}'"]
+    arms += ["t.ParentSpanId = '' and span_kind = 'server'", "'gateway'", "'other'"]
+    return f"multiIf({', '.join(arms)})"
+
+
+def _span_columns() -> dict[str, str]:
+    status = "lower(replaceRegexpOne(t.StatusCode, '^STATUS_CODE_', ''))"
+    columns = {
+        "trace_id": "t.TraceId", "span_id": "t.SpanId",
+        "parent_span_id": "nullIf(t.ParentSpanId, '')",
+        "task_id": "coalesce(f.task_id, t.TraceId)", "name": "t.SpanName",
+        # both spellings the exporter has written: SPAN_KIND_SERVER and Server
+        "span_kind": "lower(replaceRegexpOne(t.SpanKind, '^SPAN_KIND_', ''))",
+        "service_name": "nullIf(t.ServiceName, '')",
+        "start_ns": "toUnixTimestamp64Nano(t.Timestamp)",
+        "end_ns": "toUnixTimestamp64Nano(t.Timestamp) + toInt64(t.Duration)",
+        "duration_ms": "t.Duration / 1e6", "status_code": f"if({status} = '', 'unset', {status})",
+        "status_message": "nullIf(t.StatusMessage, '')",
+        "hop_kind": hop_kind_sql(),
+        "hop_name": ("coalesce(multiIf(hop_kind = 'model', model, hop_kind = 'tool', tool, "
+                     "hop_kind = 'agent', agent, null), t.SpanName)"),
+        "error_type": "f.error_type",
+        "is_error": "coalesce(f.is_error, status_code = 'error')",
+        "attributes": "toJSONString(t.SpanAttributes)",
+        "resource": "toJSONString(t.ResourceAttributes)", "scope": "nullIf(t.ScopeName, '')",
+        "events": ("toJSONString(arrayMap((n, ts, a) -> CAST(tuple(n, toUnixTimestamp64Nano(ts), "
+                   "a), 'Tuple(name String, time_ns Int64, attributes Map(String, String))'), "
+                   "t.`Events.Name`, t.`Events.Timestamp`, t.`Events.Attributes`))"),
+        "links": ("toJSONString(arrayMap((i, s, a) -> CAST(tuple(i, s, a), 'Tuple(trace_id "
+                  "String, span_id String, attributes Map(String, String))'), "
+                  "t.`Links.TraceId`, t.`Links.SpanId`, t.`Links.Attributes`))"),
+        # the exporter keeps no receive time: the span's end stands in for it
+        "received_ns": "end_ns",
+        "parent_remote": "CAST(null, 'Nullable(Bool)')",  # the exporter drops span flags
+        "call_id": "f.call_id", "attempt": "f.attempt",
+    }
+    return {**typed_column_sql(), **columns}  # task_id is the resolved one, not task.id
+
+
+def spans_view_sql(database: str, table: str) -> str:
+    """Return the CREATE VIEW of `spans`: the columns of collector/store/schema.py."""
+    columns = _span_columns()
+    body = ",\n    ".join(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES)
+    db, tb = identifier(database), identifier(table)
+    return (f"create or replace view {db}.spans as\nselect\n    {body}\n"
+            f"from {db}.{tb} as t\nleft any join (select * from {db}.agentsla_span_facts final)"
+            f" as f on f.trace_id = t.TraceId and f.span_id = t.SpanId\n"
+            f"settings join_use_nulls = 1")

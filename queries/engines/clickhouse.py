@@ -1,0 +1,249 @@
+"""The ClickHouse read store: named questions over a ClickHouse server or chdb in-process.
+
+Both transports run the same SQL (queries/sql/clickhouse/) with ClickHouse's own query
+parameters (`{name:Type}`, bound by the server, never pasted into the text): a `Runner` is the
+thin layer that ships a statement and brings back Arrow. `chdb:///path` runs the ClickHouse
+engine inside this process (single node, and the tests: no ClickHouse server can be installed
+here); `clickhouse://user:password@host:8123/database` talks HTTP through clickhouse-connect.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import orjson
+import pyarrow as pa
+
+from agentsla.collector.store.clickhouse import schema
+from agentsla.errors import RetryableError
+from agentsla.queries.store import bound, plain, question_sql
+
+SCHEMES = ("duckdb", "chdb", "clickhouse", "clickhouses")
+
+
+@dataclass(frozen=True)
+class StoreURL:
+    """Where the store lives: `duckdb`, `chdb:///path` or `clickhouse://...`, parsed."""
+
+    scheme: str
+    path: str = ""
+    host: str = ""
+    port: int = 8123
+    user: str = "default"
+    password: str = ""
+    database: str = "default"
+    table: str = "otel_traces"
+
+    @property
+    def is_clickhouse(self) -> bool:
+        """Tell whether the store is the ClickHouse engine (server or chdb)."""
+        return self.scheme != "duckdb"
+
+    def __str__(self) -> str:
+        where = self.path if self.scheme == "chdb" else f"{self.host}:{self.port}"
+        return f"{self.scheme}://{where}/{self.database}.{self.table}"  # never the password
+
+
+def parse_store_url(text: str) -> StoreURL:
+    """Parse a store URL; raise ValueError saying what is wrong with it."""
+    text = text.strip()
+    if text in ("", "duckdb"):
+        return StoreURL("duckdb")
+    parts = urlsplit(text)
+    if parts.scheme not in SCHEMES:
+        raise ValueError(f"unknown store {text.split(':')[0]!r}; expected duckdb, "
+                         f"chdb:///path or clickhouse://user:password@host:8123/database")
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    unknown = set(query) - {"table", "database"}
+    if unknown:
+        raise ValueError(f"unknown store URL parameter {sorted(unknown)[0]!r}; "
+                         f"expected table or database")
+    if parts.scheme == "chdb":
+        if not parts.path or parts.netloc:
+            raise ValueError("a chdb store is chdb:///absolute/path (three slashes)")
+        return StoreURL("chdb", path=parts.path, database=schema.identifier(
+            query.get("database", "default")), table=schema.identifier(
+            query.get("table", "otel_traces")))
+    if not parts.hostname:
+        raise ValueError("a ClickHouse store URL needs a host: clickhouse://host:8123/database")
+    try:
+        port = parts.port or (8443 if parts.scheme == "clickhouses" else 8123)
+    except ValueError as exc:
+        raise ValueError(f"bad port in the store URL: {exc}") from None
+    database = parts.path.strip("/") or query.get("database", "default")
+    return StoreURL(parts.scheme, host=parts.hostname, port=port,
+                    user=unquote(parts.username or "default"),
+                    password=unquote(parts.password or ""),
+                    database=schema.identifier(database),
+                    table=schema.identifier(query.get("table", "otel_traces")))
+
+
+class Runner(Protocol):
+    """Ships ClickHouse statements over one transport and brings results back as Arrow."""
+
+    def arrow(self, sql: str, params: Mapping[str, Any]) -> pa.Table:
+        """Run a query with bound `{name:Type}` parameters; return its result."""
+
+    def execute(self, sql: str) -> None:
+        """Run a statement that returns nothing (DDL)."""
+
+    def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows given as dicts keyed by column (JSONEachRow)."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+
+class ChdbRunner:
+    """A Runner over one chdb session (the ClickHouse engine in this process)."""
+
+    def __init__(self, path: str) -> None:
+        from chdb import session  # heavy: imported only where a chdb store is used
+
+        self._session = session.Session(path)
+        self._lock = threading.Lock()  # one statement at a time on the session
+
+    def arrow(self, sql: str, params: Mapping[str, Any]) -> pa.Table:
+        """Run a query with bound `{name:Type}` parameters; return its result."""
+        with self._lock:
+            return self._session.query(sql, "ArrowTable",
+                                       params={k: param_text(v) for k, v in params.items()})
+
+    def execute(self, sql: str) -> None:
+        """Run a statement that returns nothing (DDL)."""
+        with self._lock:
+            self._session.query(sql)
+
+    def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows given as dicts keyed by column (JSONEachRow)."""
+        if rows:
+            self.execute(f"insert into {table} format JSONEachRow\n" + _json_lines(rows))
+
+    def close(self) -> None:
+        """Close the session."""
+        with self._lock:
+            self._session.close()
+
+
+def param_text(value: Any) -> str:
+    """Render a query parameter as ClickHouse parses it (TSV-escaped text; arrays quoted)."""
+    if value is None:
+        return "\\N"  # a bare None would reach the server as the string 'NULL'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_quoted(v) for v in value) + "]"
+    if isinstance(value, str):
+        return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _quoted(value: Any) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "NULL" if value is None else param_text(value)
+
+
+class ServerRunner:
+    """A Runner over HTTP to a ClickHouse server (clickhouse-connect). Not run in CI."""
+
+    def __init__(self, url: StoreURL) -> None:
+        import clickhouse_connect
+
+        try:
+            self._client = clickhouse_connect.get_client(
+                host=url.host, port=url.port, username=url.user, password=url.password,
+                database=url.database, secure=url.scheme == "clickhouses")
+        except Exception as exc:  # the driver raises its own OperationalError family
+            raise RetryableError(f"cannot reach ClickHouse at {url}: {exc}") from exc
+
+    def arrow(self, sql: str, params: Mapping[str, Any]) -> pa.Table:
+        """Run a query with bound `{name:Type}` parameters (server-side binding)."""
+        return self._client.query_arrow(sql, parameters=dict(params))
+
+    def execute(self, sql: str) -> None:
+        """Run a statement that returns nothing (DDL)."""
+        self._client.command(sql)
+
+    def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows given as dicts keyed by column (JSONEachRow)."""
+        if rows:
+            self._client.raw_insert(table, insert_block=_json_lines(rows), fmt="JSONEachRow")
+
+    def close(self) -> None:
+        """Close the HTTP pool."""
+        self._client.close()
+
+
+def _json_lines(rows: list[dict[str, Any]]) -> str:
+    return "\n".join(orjson.dumps(r).decode() for r in rows)
+
+
+class ClickHouseStore:
+    """A ReadStore over a Runner (see queries.store.ReadStore)."""
+
+    dialect = "clickhouse"
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+
+    def rows(self, question: str, params: Mapping[str, Any] | None = None,
+             **fragments: str) -> list[dict]:
+        """Run one question; return its rows as dicts (NaN and infinities as None)."""
+        table = self.arrow(question, params, **fragments)
+        return [{k: plain(v) for k, v in row.items()} for row in table.to_pylist()]
+
+    def arrow(self, question: str, params: Mapping[str, Any] | None = None,
+              **fragments: str) -> pa.Table:
+        """Run one question; return its result as an Arrow table (dictionaries decoded)."""
+        sql = question_sql(self.dialect, question, fragments)
+        return _decoded(self._runner.arrow(sql, bound(sql, params, "{")))
+
+    def interrupt(self) -> None:
+        """Do nothing: neither transport cancels from another thread yet (docs/scale-out.md)."""
+
+    def close(self) -> None:
+        """Leave the shared runner open: it belongs to the process, not to one request."""
+
+
+def _decoded(table: pa.Table) -> pa.Table:
+    """Return the table with LowCardinality (Arrow dictionary) columns as plain values."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_dictionary(field.type):
+            table = table.set_column(i, field.name, table.column(i).cast(field.type.value_type))
+    return table
+
+
+def open_runner(url: StoreURL) -> Runner:
+    """Connect to the store and check it: the traces table is the exporter's, ours exist."""
+    runner: Runner = ChdbRunner(url.path) if url.scheme == "chdb" else ServerRunner(url)
+    try:
+        if url.scheme == "chdb":  # nobody else writes a chdb store: create the exporter's table
+            runner.execute(f"create database if not exists {url.database}")
+            for statement in schema.otel_traces_ddl(url.database, url.table):
+                runner.execute(statement)
+        check_traces_table(runner, url)
+        for statement in schema.agentsla_ddl(url.database, url.table):
+            runner.execute(statement)
+    except Exception:
+        runner.close()
+        raise
+    return runner
+
+
+def check_traces_table(runner: Runner, url: StoreURL) -> None:
+    """Raise a PermanentError unless url's table is the exporter's traces table."""
+    found = runner.arrow("select name, type from system.columns where database = "
+                         "{db:String} and table = {tb:String}",
+                         {"db": url.database, "tb": url.table}).to_pylist()
+    schema.check_traces_columns(((r["name"], r["type"]) for r in found),
+                                f"{url.database}.{url.table}")
+
+
+def store_factory(runner: Runner) -> Callable[[], ClickHouseStore]:
+    """Return a factory of stores over one shared runner (the API's and alerts' shape)."""
+    return lambda: ClickHouseStore(runner)
+
