@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from agentsla.collector.faults import parse_faults
+from agentsla.collector.store.clickhouse.url import StoreURL, parse_store_url
 from agentsla.errors import ConfigError
 
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
@@ -115,6 +116,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("api_port", "server", 8710, parse_port, "Query API port (/api/v1/..., /metrics)."),
     Setting("data_dir", "server", "./agentsla-data", parse_str,
             "Folder holding the DuckDB file (agentsla.duckdb)."),
+    Setting("store", "server", "duckdb", parse_store_url,
+            "Where spans and tasks live: `duckdb` (the file in data_dir), "
+            "`clickhouse://user:password@host:8123/database` (the OpenTelemetry Collector's "
+            "clickhouseexporter table; `?table=` if not otel_traces) or `chdb:///path` "
+            "(the ClickHouse engine in-process). docs/scale-out.md."),
     Setting("memory_limit", "server", "256MB", parse_str,
             "DuckDB buffer pool cap such as 2GB; larger queries spill to disk "
             "('' = DuckDB's default, 80% of RAM)."),
@@ -186,6 +192,11 @@ SETTINGS: tuple[Setting, ...] = (
             "aggregate questions long after raw spans are gone; docs/rollups.md)."),
     Setting("retention_interval", "tasks", 3600.0, parse_duration,
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
+    Setting("late_window", "tasks", 300.0, parse_duration,
+            "ClickHouse store: each materializer pass re-reads spans that ended this long "
+            "before its watermark, so spans arriving late still join their task."),
+    Setting("materialize_interval", "tasks", 5.0, parse_duration,
+            "ClickHouse store: pause between two materializer passes of a shard."),
     Setting("api", "client", "http://127.0.0.1:8710", parse_str,
             "Query API base URL used by the CLI and the dashboard."),
     Setting("api_ca_file", "client", "", parse_str,
@@ -227,6 +238,7 @@ class ServerConfig:
     tls_key_file: str
     tls_client_ca_file: str
     tls_listeners: tuple[str, ...]
+    store: StoreURL = StoreURL("duckdb")
 
     @property
     def db_path(self) -> Path:
@@ -264,6 +276,8 @@ class TasksConfig:
     budgets_by_type: Mapping[str, float] = field(default_factory=dict)
     root_grace: float = 30.0
     rollup_retention: float = 400 * 86400.0
+    late_window: float = 300.0
+    materialize_interval: float = 5.0
 
     def budget_ms_for(self, task_type: str | None) -> float | None:
         """Budget (ms) the config sets for a task type, or None."""

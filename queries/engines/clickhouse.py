@@ -10,76 +10,15 @@ here); `clickhouse://user:password@host:8123/database` talks HTTP through clickh
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
-from urllib.parse import parse_qs, unquote, urlsplit
 
 import orjson
 import pyarrow as pa
 
 from agentsla.collector.store.clickhouse import schema
-from agentsla.errors import RetryableError
+from agentsla.collector.store.clickhouse.url import StoreURL
+from agentsla.errors import AgentslaError, PermanentError, RetryableError
 from agentsla.queries.store import bound, plain, question_sql
-
-SCHEMES = ("duckdb", "chdb", "clickhouse", "clickhouses")
-
-
-@dataclass(frozen=True)
-class StoreURL:
-    """Where the store lives: `duckdb`, `chdb:///path` or `clickhouse://...`, parsed."""
-
-    scheme: str
-    path: str = ""
-    host: str = ""
-    port: int = 8123
-    user: str = "default"
-    password: str = ""
-    database: str = "default"
-    table: str = "otel_traces"
-
-    @property
-    def is_clickhouse(self) -> bool:
-        """Tell whether the store is the ClickHouse engine (server or chdb)."""
-        return self.scheme != "duckdb"
-
-    def __str__(self) -> str:
-        where = self.path if self.scheme == "chdb" else f"{self.host}:{self.port}"
-        return f"{self.scheme}://{where}/{self.database}.{self.table}"  # never the password
-
-
-def parse_store_url(text: str) -> StoreURL:
-    """Parse a store URL; raise ValueError saying what is wrong with it."""
-    text = text.strip()
-    if text in ("", "duckdb"):
-        return StoreURL("duckdb")
-    parts = urlsplit(text)
-    if parts.scheme not in SCHEMES:
-        raise ValueError(f"unknown store {text.split(':')[0]!r}; expected duckdb, "
-                         f"chdb:///path or clickhouse://user:password@host:8123/database")
-    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-    unknown = set(query) - {"table", "database"}
-    if unknown:
-        raise ValueError(f"unknown store URL parameter {sorted(unknown)[0]!r}; "
-                         f"expected table or database")
-    if parts.scheme == "chdb":
-        if not parts.path or parts.netloc:
-            raise ValueError("a chdb store is chdb:///absolute/path (three slashes)")
-        return StoreURL("chdb", path=parts.path, database=schema.identifier(
-            query.get("database", "default")), table=schema.identifier(
-            query.get("table", "otel_traces")))
-    if not parts.hostname:
-        raise ValueError("a ClickHouse store URL needs a host: clickhouse://host:8123/database")
-    try:
-        port = parts.port or (8443 if parts.scheme == "clickhouses" else 8123)
-    except ValueError as exc:
-        raise ValueError(f"bad port in the store URL: {exc}") from None
-    database = parts.path.strip("/") or query.get("database", "default")
-    return StoreURL(parts.scheme, host=parts.hostname, port=port,
-                    user=unquote(parts.username or "default"),
-                    password=unquote(parts.password or ""),
-                    database=schema.identifier(database),
-                    table=schema.identifier(query.get("table", "otel_traces")))
-
 
 class Runner(Protocol):
     """Ships ClickHouse statements over one transport and brings results back as Arrow."""
@@ -219,19 +158,31 @@ def _decoded(table: pa.Table) -> pa.Table:
 
 def open_runner(url: StoreURL) -> Runner:
     """Connect to the store and check it: the traces table is the exporter's, ours exist."""
-    runner: Runner = ChdbRunner(url.path) if url.scheme == "chdb" else ServerRunner(url)
     try:
-        if url.scheme == "chdb":  # nobody else writes a chdb store: create the exporter's table
-            runner.execute(f"create database if not exists {url.database}")
-            for statement in schema.otel_traces_ddl(url.database, url.table):
-                runner.execute(statement)
-        check_traces_table(runner, url)
-        for statement in schema.agentsla_ddl(url.database, url.table):
-            runner.execute(statement)
-    except Exception:
-        runner.close()
+        runner: Runner = ChdbRunner(url.path) if url.scheme == "chdb" else ServerRunner(url)
+    except AgentslaError:
         raise
+    except Exception as exc:  # chdb raises its own errors for a path it cannot use
+        raise PermanentError(f"cannot open the store {url}: {exc}") from exc
+    try:
+        prepare(runner, url)
+    except Exception as exc:
+        runner.close()
+        if isinstance(exc, AgentslaError):
+            raise
+        raise RetryableError(f"cannot prepare the store {url}: {exc}") from exc
     return runner
+
+
+def prepare(runner: Runner, url: StoreURL) -> None:
+    """Create what the store lacks (chdb: the exporter's table too) and check the traces table."""
+    if url.scheme == "chdb":  # nobody else writes a chdb store: create the exporter's table
+        runner.execute(f"create database if not exists {url.database}")
+        for statement in schema.otel_traces_ddl(url.database, url.table):
+            runner.execute(statement)
+    check_traces_table(runner, url)
+    for statement in schema.agentsla_ddl(url.database, url.table):
+        runner.execute(statement)
 
 
 def check_traces_table(runner: Runner, url: StoreURL) -> None:

@@ -10,7 +10,6 @@ written once.
 
 from __future__ import annotations
 
-import re
 from importlib import resources
 from string import Template
 from typing import Any, Callable, Iterable
@@ -18,6 +17,7 @@ from typing import Any, Callable, Iterable
 from agentsla.collector.processing import mapping as m
 from agentsla.collector.processing.attributes import to_bool, to_float, to_int, to_int32, to_str
 from agentsla.collector.store.schema import SPAN_COLUMN_NAMES, TASK_COLUMNS
+from agentsla.collector.store.clickhouse.url import identifier
 from agentsla.errors import PermanentError
 
 #: The columns (name, type) of the exporter's Map variant that the `spans` view reads.
@@ -34,18 +34,10 @@ REQUIRED_COLUMNS = {
     "Links.Attributes": "Array(Map(LowCardinality(String), String))",
 }
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
              "DOUBLE": "Nullable(Float64)", "INTEGER": "Nullable(Int32)",
              "BOOLEAN": "Nullable(Bool)", "VARCHAR PRIMARY KEY": "String"}
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
-
-
-def identifier(name: str) -> str:
-    """Return a database or table name fit for SQL text, or raise a PermanentError."""
-    if not _IDENT.fullmatch(name):
-        raise PermanentError(f"invalid ClickHouse name {name!r}: letters, digits and '_' only")
-    return name
 
 
 def statements(text: str) -> list[str]:

@@ -1,0 +1,73 @@
+"""`agentsla materialize --store URL --shard K/N`: turn new spans in ClickHouse into tasks.
+
+N workers run side by side, each owning the traces whose id hashes to its K; each pass
+re-reads from its watermark minus the late window, so a worker that crashed restarts where
+its shard stopped, and a replayed pass writes the same rows again (idempotent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from agentsla.collector.store.clickhouse.materializer import parse_shard, run_pass
+from agentsla.commands._flags import add_setting_flags, config_from_args
+from agentsla.errors import PermanentError, RetryableError
+from agentsla.queries.engines.clickhouse import open_runner
+
+NS = 1_000_000_000
+
+
+def add_parser(subparsers) -> None:
+    """Add `agentsla materialize` to the CLI."""
+    parser = subparsers.add_parser(
+        "materialize", help="Turn new spans of a ClickHouse store into tasks (one shard).",
+        description="Read the spans the OpenTelemetry Collector's clickhouseexporter wrote "
+                    "since this shard's watermark, materialize their tasks and write them into "
+                    "agentsla's tables. Run N of them with --shard 0/N ... N-1/N. "
+                    "See docs/scale-out.md.")
+    parser.add_argument("--shard", default="0/1", type=_shard,
+                        help="K/N: this worker's share of the trace ids (default 0/1: all).")
+    parser.add_argument("--once", action="store_true", help="Run one pass and exit.")
+    add_setting_flags(parser, ["store", "late_window", "materialize_interval", "default_budget",
+                               "lost_grace", "root_grace"])
+    parser.set_defaults(run=run)
+
+
+def _shard(text: str):
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def run(args: argparse.Namespace, environ) -> int:
+    """Run passes until interrupted (or one with --once)."""
+    config = config_from_args(args, environ)
+    url = config.server.store
+    if not url.is_clickhouse:
+        raise PermanentError("materialize needs a ClickHouse store: --store clickhouse://... "
+                             "or chdb:///path (DuckDB materializes as it writes)")
+    runner = open_runner(url)
+    try:
+        while True:
+            _one_pass(runner, url, args.shard, config.tasks, raise_errors=args.once)
+            if args.once:
+                return 0
+            time.sleep(config.tasks.materialize_interval)
+    finally:
+        runner.close()
+
+
+def _one_pass(runner, url, shard, tasks, raise_errors: bool) -> None:
+    """Run one pass; a failed pass is reported and retried next time (its watermark stays)."""
+    try:
+        done = run_pass(runner, url.database, url.table, shard, tasks, time.time_ns(),
+                        round(tasks.late_window * NS))
+    except Exception as exc:  # the store's own errors: transient until shown otherwise
+        if raise_errors:
+            raise RetryableError(f"shard {shard}: pass failed: {exc}") from exc
+        print(f"shard {shard}: pass failed, retrying: {exc}", file=sys.stderr)
+        return
+    print(f"shard {shard}: {done.tasks} tasks from {done.spans} spans", file=sys.stderr)

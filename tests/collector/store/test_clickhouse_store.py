@@ -1,0 +1,198 @@
+"""The ClickHouse store over chdb: URLs, start-up checks, parameters, the exporter's row format,
+and materializer passes (shards, late spans, replays). chdb runs the ClickHouse engine in this
+process; a ClickHouse server cannot be installed here, so ServerRunner is not exercised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+
+from agentsla.collector.store.clickhouse.exporter_rows import as_string
+from agentsla.collector.store.clickhouse.materializer import Shard, parse_shard, run_pass
+from agentsla.collector.store.clickhouse.url import StoreURL, parse_store_url
+from agentsla.config import load_config
+from agentsla.errors import PermanentError
+from agentsla.queries.engines.clickhouse import ChdbRunner, check_traces_table, prepare
+
+T0 = 1_780_000_000 * 10**9
+MS = 10**6
+CONFIG = replace(load_config().tasks, root_grace=0.0)
+
+URLS = [
+    # (text, expected)
+    ("", StoreURL("duckdb")),
+    ("duckdb", StoreURL("duckdb")),
+    ("chdb:///var/lib/agentsla", StoreURL("chdb", path="/var/lib/agentsla")),
+    ("chdb:///d?table=traces&database=otel",
+     StoreURL("chdb", path="/d", database="otel", table="traces")),
+    ("clickhouse://ingest:s%40cret@ch.local:8123/otel",
+     StoreURL("clickhouse", host="ch.local", port=8123, user="ingest", password="s@cret",
+              database="otel")),
+    # https with the ClickHouse default TLS port
+    ("clickhouses://ch.local", StoreURL("clickhouses", host="ch.local", port=8443)),
+]
+
+BAD_URLS = [
+    # (text, words the error must say)
+    ("mysql://h/db", "unknown store 'mysql'"),
+    ("chdb://relative/path", "three slashes"),
+    ("clickhouse:///db", "needs a host"),
+    ("clickhouse://h:99999/db", "bad port"),
+    ("clickhouse://h/db?tabel=x", "unknown store URL parameter 'tabel'"),
+    ("clickhouse://h/db;drop", "invalid ClickHouse name 'db;drop'"),
+]
+
+
+@pytest.mark.parametrize("text,expected", URLS)
+def test_store_urls_parse(text, expected):
+    assert parse_store_url(text) == expected
+
+
+@pytest.mark.parametrize("text,words", BAD_URLS)
+def test_bad_store_urls_say_why(text, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(")):
+        parse_store_url(text)
+
+
+def test_store_url_never_prints_the_password():
+    assert "s@cret" not in str(parse_store_url("clickhouse://u:s%40cret@h/db"))
+
+
+@pytest.mark.parametrize("text", ["0/1", "3/4", " 1 / 2 "])
+def test_shards_parse(text):
+    assert 0 <= parse_shard(text).index < parse_shard(text).count
+
+
+@pytest.mark.parametrize("text", ["4/4", "1", "-1/2", "a/b", "0/0"])
+def test_bad_shards_are_refused(text):
+    with pytest.raises(ValueError, match="K/N"):
+        parse_shard(text)
+
+
+@pytest.mark.parametrize("value,text", [
+    # (OTLP value, what the exporter stores: pcommon.Value.AsString)
+    (AnyValue(int_value=3), "3"),
+    (AnyValue(double_value=2.5), "2.5"),
+    (AnyValue(double_value=3.0), "3"),
+    (AnyValue(double_value=1e20), "100000000000000000000"),
+    (AnyValue(bool_value=True), "true"),
+    (AnyValue(string_value="x"), "x"),
+    (AnyValue(array_value=ArrayValue(values=[AnyValue(int_value=1), AnyValue(string_value="a")])),
+     '[1,"a"]'),
+    (AnyValue(kvlist_value=KeyValueList(values=[KeyValue(key="model",
+                                                          value=AnyValue(string_value="m"))])),
+     '{"model":"m"}'),
+])
+def test_attribute_values_are_stored_as_the_exporter_does(value, text):
+    assert as_string(value) == text
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    """One chdb session for the module (chdb allows one path per process)."""
+    made = ChdbRunner(str(tmp_path_factory.mktemp("chdb")))
+    yield made
+    made.close()
+
+
+def _store(runner, database: str) -> StoreURL:
+    url = StoreURL("chdb", path="unused", database=database)
+    prepare(runner, url)
+    return url
+
+
+def test_parameters_are_bound_not_pasted(runner):
+    """Quotes, backslashes, tabs, newlines and nulls come back as they went in."""
+    tricky = "it's a \\ back\tslash\nline'); drop table x; --"
+    got = runner.arrow("select {s:String} as s, {n:Nullable(String)} as n, "
+                       "{a:Array(String)} as a", {"s": tricky, "n": None, "a": [tricky, "b"]})
+    assert got.to_pylist() == [{"s": tricky, "n": None, "a": [tricky, "b"]}]
+
+
+def test_a_table_that_is_not_the_exporters_is_refused(runner):
+    runner.execute("create database if not exists wrong")
+    runner.execute("create table wrong.otel_traces (TraceId String, Duration Int64) "
+                   "engine = MergeTree order by TraceId")
+    with pytest.raises(PermanentError, match="not the clickhouseexporter's traces table"):
+        check_traces_table(runner, StoreURL("chdb", path="x", database="wrong"))
+
+
+def test_a_missing_table_is_refused(runner):
+    with pytest.raises(PermanentError, match="no table default.nothing_here"):
+        check_traces_table(runner, StoreURL("chdb", path="x", table="nothing_here"))
+
+
+def test_the_json_variant_is_named(runner):
+    runner.execute("create database if not exists jsonv")
+    runner.execute("create table jsonv.otel_traces (TraceId String, SpanAttributes JSON) "
+                   "engine = MergeTree order by TraceId")
+    with pytest.raises(PermanentError, match="JSON variant"):
+        check_traces_table(runner, StoreURL("chdb", path="x", database="jsonv"))
+
+
+def _row(trace: int, span: int, parent: int | None, start_ms: int, end_ms: int, **attrs) -> dict:
+    """A row as the clickhouseexporter writes it (attributes as strings)."""
+    start = T0 + start_ms * MS
+    return {"Timestamp": f"{start // 10**9}.{start % 10**9:09d}", "TraceId": f"{trace:032x}",
+            "SpanId": f"{span:016x}", "ParentSpanId": f"{parent:016x}" if parent else "",
+            "SpanName": "POST /ask" if parent is None else "chat", "ServiceName": "gw",
+            "SpanKind": "SPAN_KIND_SERVER" if parent is None else "SPAN_KIND_CLIENT",
+            "StatusCode": "STATUS_CODE_UNSET", "Duration": (end_ms - start_ms) * MS,
+            "SpanAttributes": {k.replace("__", "."): v for k, v in attrs.items()}}
+
+
+def _tasks(runner, database: str) -> dict[str, dict]:
+    rows = runner.arrow(f"select * from {database}.tasks", {})
+    return {r["task_id"]: r for r in rows.to_pylist()}
+
+
+def _now(ms: int) -> int:
+    return T0 + ms * MS
+
+
+def test_shards_split_the_tasks_and_together_cover_them(runner):
+    """Four traces, two shards: each task is written by exactly one shard."""
+    url = _store(runner, "sharded")
+    runner.insert("sharded.otel_traces", [_row(t, 1, None, 0, 100, task__id=f"t{t}")
+                                          for t in range(1, 5)])
+    written = [run_pass(runner, "sharded", url.table, Shard(k, 2), CONFIG, _now(1000), 0).tasks
+               for k in (0, 1)]
+    assert sum(written) == 4 and 0 not in written  # these ids hash to both shards
+    assert sorted(_tasks(runner, "sharded")) == ["t1", "t2", "t3", "t4"]
+
+
+def test_a_root_arriving_after_a_pass_finishes_its_task(runner):
+    """The child comes first (task in progress); the root, exported later, finishes it."""
+    url = _store(runner, "lateroot")
+    runner.insert("lateroot.otel_traces", [_row(1, 2, 1, 10, 50, gen_ai__operation__name="chat",
+                                                gen_ai__request__model="m")])
+    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(60), 0)
+    assert _tasks(runner, "lateroot")[f"{1:032x}"]["finished"] is False
+    runner.insert("lateroot.otel_traces", [_row(1, 1, None, 0, 55)])  # ended before the mark
+    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(5000), 0)
+    task = _tasks(runner, "lateroot")[f"{1:032x}"]
+    assert (task["finished"], task["outcome"], task["span_count"]) == (True, "success", 2)
+
+
+def test_a_late_span_within_the_window_joins_its_finished_task(runner):
+    """A failing child exported after the task was judged is read again and blamed."""
+    url = _store(runner, "latespan")
+    runner.insert("latespan.otel_traces", [_row(1, 1, None, 0, 100, task__id="late")])
+    run_pass(runner, "latespan", url.table, Shard(0, 1), CONFIG, _now(200), 0)
+    assert _tasks(runner, "latespan")["late"]["outcome"] == "success"
+    runner.insert("latespan.otel_traces", [_row(1, 2, 1, 10, 90, fallback__used="true")])
+    run_pass(runner, "latespan", url.table, Shard(0, 1), CONFIG, _now(300), 250 * MS)
+    task = _tasks(runner, "latespan")["late"]
+    assert (task["outcome"], task["span_count"], task["fallback_used"]) == ("degraded", 2, True)
+
+
+def test_a_restarted_shard_resumes_from_its_watermark(runner):
+    """The watermark is stored: a new pass (a fresh worker) starts where the last one ended."""
+    url = _store(runner, "resume")
+    runner.insert("resume.otel_traces", [_row(1, 1, None, 0, 100, task__id="a")])
+    run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(200), 0)
+    again = run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(300), 0)
+    assert (again.tasks, again.spans) == (0, 0)  # nothing new since the watermark
