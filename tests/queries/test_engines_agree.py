@@ -25,7 +25,8 @@ from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.queries import root_causes, tasks
-from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner, parse_store_url
+from agentsla.collector.store.clickhouse.url import parse_store_url
+from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
 
 T0 = 1_780_000_000 * 10**9  # a fixed moment; spans are placed in ms after it
