@@ -284,11 +284,13 @@ class IngestPipeline:
             if inject_error:  # fault_injection write_error: as DuckDB reports a broken key
                 raise duckdb.ConstraintException("fault_injection write_error: duplicate key")
             result = self.writer.write(rows)
-        except duckdb.Error as exc:
+        except Exception as exc:  # noqa: BLE001 - isolated, then classified below
             if len(group) > 1:
                 for item in group:  # isolate the request that cannot be written
                     self._commit([item])
                 return
+            if not isinstance(exc, duckdb.Error):
+                raise  # unexpected: the supervisor logs it, answers 503 and restarts the writer
             # Receivers already refused what is malformed; the writer owns every key and has
             # converted every type, so a failure here is agentsla's: retryable, and loud.
             log.error("writing %d spans failed; answered 503: %s", len(rows), exc,

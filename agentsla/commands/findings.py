@@ -30,6 +30,11 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--to", metavar="TIME", help="Window end: RFC 3339 or unix seconds.")
     parser.add_argument("--kind", choices=FINDING_TYPES, metavar="TYPE",
                         help="Only findings of this type: " + ", ".join(FINDING_TYPES) + ".")
+    parser.add_argument("--task", metavar="TASK_ID",
+                        help="What is wrong with this task: what its own spans show, and the "
+                             "findings of a window as long as --window around it that name it.")
+    parser.add_argument("--trace", metavar="TRACE_ID",
+                        help="As --task, for the task(s) holding this trace.")
     parser.add_argument("--json", action="store_true", help="Print the API's answer as JSON.")
     add_setting_flags(parser, ["api"])
     parser.set_defaults(run=run)
@@ -42,6 +47,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str], client: ApiClient 
         client = ApiClient.from_config(config_from_args(args, environ))
     with client:
         answer = client.findings(window=args.window, to=args.to, kind=args.kind,
+                                 task_id=args.task, trace_id=args.trace,
                                  **{"from": args.from_})
     if args.json:
         print(json.dumps(answer, indent=2), file=sys.stdout)
@@ -75,6 +81,9 @@ def render(answer: Mapping[str, Any], console: Console) -> None:
     window = answer.get("window") or {}
     found = answer.get("findings") or []
     title = f"Findings {window.get('from', '?')} → {window.get('to', '?')}"
+    asked = answer.get("task_id") or answer.get("trace_id")
+    if asked:
+        title = f"Findings of {'task' if answer.get('task_id') else 'trace'} {asked}"
     if not found:
         console.print(f"{title}: none.")
         return

@@ -1,9 +1,11 @@
-"""Task explorer: find tasks by id, trace id, outcome and type; a trace waterfall per task."""
+"""Task explorer: find tasks by id, trace id, outcome and type; a trace waterfall per task,
+and what is wrong with it (its findings)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from agentsla.commands.findings import evidence_summary
 from agentsla.contract import OUTCOMES
 from agentsla.dashboard import data, figures, filters, fmt, render, tables
 from agentsla.errors import NotFound
@@ -85,6 +87,26 @@ def _task(task_id: str) -> None:
     if task.get("spans_truncated"):
         st.warning("This task has more spans than the API returns; the waterfall is partial.")
     _span_attributes(task.get("spans") or [])
+    _findings(task_id)
+
+
+def _findings(task_id: str) -> None:
+    """List what the findings say is wrong with this task (GET /api/v1/findings?task_id=)."""
+    st.markdown("**Findings**")
+    try:
+        found = data.call("findings", task_id=task_id).get("findings") or []
+    except NotFound as exc:
+        st.info(f"Findings are not available for this task: {exc.message}.")
+        return
+    if not found:
+        st.caption("No findings for this task.")
+        return
+    st.dataframe([{"severity": fmt.label(f.get("severity")),
+                   "finding": f"{fmt.label(f.get('type'))} ({f.get('rule')})",
+                   "hop": fmt.hop((f.get("hop") or {}).get("kind"), (f.get("hop") or {}).get("name"))
+                   if f.get("hop") else (f.get("task_type") or fmt.MISSING),
+                   "evidence": evidence_summary(f.get("evidence") or {}),
+                   "fix": f.get("hint") or fmt.MISSING} for f in found], hide_index=True)
 
 
 def _trace(trace_id: str) -> None:

@@ -32,7 +32,8 @@ def detect(store: ReadStore, params, th) -> list[dict]:
     """Find failovers whose backup failed."""
     found = []
     for row in failing_failovers(store, params):
-        severity = "critical" if row["failure_share"] >= 0.5 else "warning"
+        severity = ("critical" if row["failure_share"] >= th["false_failover_critical_share"]
+                    else "warning")
         primary = f" from {row['primary_hop']}" if row["primary_hop"] else ""
         hint = (f"failover{primary} to {hop_label(row)} failed {row['failed_failovers']} of "
                 f"{row['failovers']} times ({pct(row['failure_share'])}, mostly "

@@ -25,8 +25,9 @@ def detect(store: ReadStore, params, th) -> list[dict]:
     """Find hops without a timeout that ran long."""
     found = []
     for row in long_calls_without_timeout(store, params):
-        # Critical when it hurt tasks, or hung for four times the "long" threshold.
-        critical = row["bad_tasks"] or row["max_ms"] >= 4 * th["missing_timeout_long_ms"]
+        # Critical when it hurt tasks, or hung for several times the "long" threshold.
+        critical = (row["bad_tasks"] or row["max_ms"]
+                    >= th["missing_timeout_critical_factor"] * th["missing_timeout_long_ms"])
         hint = (f"{hop_label(row)} has no timeout and ran up to {dur(row['max_ms'])} "
                 f"({row['long_calls']} of {row['calls']} calls long; median "
                 f"{dur(row['p50_ms'])}); set a timeout near its p99 that fits the caller's budget")

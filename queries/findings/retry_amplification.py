@@ -44,7 +44,8 @@ def detect(store: ReadStore, params, th) -> list[dict]:
     """Find retry amplification of the three shapes."""
     found = []
     for row in attempts_per_call(store, params):
-        heavy = row["attempts_per_call"] >= 2 * th["retry_attempts_per_call"]
+        heavy = (row["attempts_per_call"]
+                 >= th["retry_critical_factor"] * th["retry_attempts_per_call"])
         severity = "critical" if heavy else "warning"
         hint = (f"{hop_label(row)} averages {row['attempts_per_call']:.2f} attempts per call "
                 f"(max {row['max_attempts']}; {row['retried_calls']} of {row['calls']} calls "

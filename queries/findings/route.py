@@ -1,4 +1,5 @@
-"""GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind).
+"""GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind),
+or those of one task (task_id, or trace_id: "what is wrong with this task?").
 
 `findings_answer(store, ask)` follows api/app.py's Endpoint convention (it runs in a worker
 thread with its own read store; errors are AgentslaError, turned into statuses by the API).
@@ -11,7 +12,7 @@ from agentsla.queries.findings import check_kind, find_findings
 from agentsla.queries.store import ReadStore
 
 #: Query parameters of the route (the API refuses others).
-PARAMS = ("from", "to", "window", "kind")
+PARAMS = ("from", "to", "window", "kind", "task_id", "trace_id")
 
 #: The route's OpenAPI description (queries/openapi.py lists it under PATHS).
 FINDING_SCHEMA = {
@@ -36,11 +37,25 @@ FINDING_SCHEMA = {
 KIND_PARAM = {"name": "kind", "in": "query", "required": False,
               "description": "Only findings of this type; 400 for a type not in the list.",
               "schema": {"type": "string", "enum": list(FINDING_TYPES)}}
+TASK_PARAMS = [
+    {"name": "task_id", "in": "query", "required": False,
+     "description": "Only what is wrong with this task: the detectors run over its spans "
+                    "alone, plus the findings of a window as long as the asked one (default "
+                    "1h) centred on the task that list it among their examples; 404 for an "
+                    "unknown task.",
+     "schema": {"type": "string"}},
+    {"name": "trace_id", "in": "query", "required": False,
+     "description": "As task_id, for the task(s) holding this trace (32 hex digits).",
+     "schema": {"type": "string"}},
+]
 
 
 def findings_answer(store: ReadStore, ask) -> dict:
-    """Answer GET /api/v1/findings: {window, kind, findings} over the request's window."""
+    """Answer GET /api/v1/findings: {window, kind, task_id, trace_id, findings}."""
     kind = check_kind(ask.get("kind"))  # 400 before any query runs
+    task_id, trace_id = ask.get("task_id") or None, ask.get("trace_id") or None
     window = ask.window()
-    found = find_findings(store, window.start_ns, window.end_ns, kind, ask.config.findings)
-    return {"window": window.as_json(), "kind": kind, "findings": found}
+    found = find_findings(store, window.start_ns, window.end_ns, kind, ask.config.findings,
+                          task_id=task_id, trace_id=trace_id)
+    return {"window": window.as_json(), "kind": kind, "task_id": task_id,
+            "trace_id": trace_id, "findings": found}

@@ -47,7 +47,8 @@ def detect(store: ReadStore, params, th) -> list[dict]:
         found.append(make_finding(TYPE, "rising_queue_wait", row, "warning", hint,
                                   _WAIT_EVIDENCE))
     for row in rejections(store, params):
-        severity = "critical" if row["rejected_share"] >= 0.05 else "warning"
+        severity = ("critical" if row["rejected_share"] >= th["saturation_rejection_critical_share"]
+                    else "warning")
         hint = (f"{hop_label(row)} rejected {row['rejected_tasks']} tasks "
                 f"({pct(row['rejected_share'])} of those finished): capacity is short of demand; "
                 f"scale out or admit by priority")

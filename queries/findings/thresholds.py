@@ -33,8 +33,14 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "... or one that ran longer than this many times the hop's median."),
     Threshold("missing_timeout_floor_ms", 5_000, "missing_timeout",
               "... and longer than this (so fast hops with jitter stay quiet)."),
+    Threshold("missing_timeout_critical_factor", 4.0, "missing_timeout",
+              "A call without timeout that ran this many times missing_timeout_long_ms makes "
+              "the finding critical (as does a task that ended badly)."),
     Threshold("retry_attempts_per_call", 1.5, "retry_amplification",
               "Mean attempts per logical call of a hop at or above which it is reported."),
+    Threshold("retry_critical_factor", 2.0, "retry_amplification",
+              "Mean attempts per call at this many times retry_attempts_per_call make the "
+              "finding critical."),
     Threshold("retry_min_calls", 10, "retry_amplification",
               "Logical calls of a hop needed before its mean attempts are judged."),
     Threshold("retried_timeouts_min", 1, "retry_amplification",
@@ -55,13 +61,27 @@ THRESHOLDS: tuple[Threshold, ...] = (
     Threshold("wait_min_idle_ms", 5_000, "wait_amplification",
               "... when the parent was idle at least this long."),
     Threshold("polling_min_gaps", 4, "wait_amplification",
-              "Gaps in one parent needed to call a near-constant gap polling ..."),
+              "Intervals between one parent's same-name children (model calls excepted) "
+              "needed to call them a poll loop ..."),
     Threshold("polling_max_cv", 0.2, "wait_amplification",
-              "... when their coefficient of variation (stddev / mean) is at most this."),
+              "... when the intervals' coefficient of variation (stddev / mean) is at most this."),
+    Threshold("polling_late_ms", 1_000, "wait_amplification",
+              "Median lateness of a poll loop (the awaited job's end to the end of the poll that "
+              "saw it; the interval when the job is not in the trace) at which it is a warning, "
+              "else info."),
     Threshold("context_growth_min_steps", 4, "context_growth",
               "Consecutive model calls of a task whose input tokens grew, before reporting ..."),
     Threshold("context_growth_final_tokens", 8_000, "context_growth",
               "... when the last call's input tokens exceed this."),
+    Threshold("context_multiply_min_calls", 3, "context_growth",
+              "Model calls of a task, never shrinking, enough to call a multiplying prompt ..."),
+    Threshold("context_multiply_factor", 1.6, "context_growth",
+              "... when the input tokens grew at least this many times per call (geometric mean "
+              "of last / first) ..."),
+    Threshold("context_multiply_min_tokens", 4_000, "context_growth",
+              "... and at least this many ..."),
+    Threshold("context_multiply_latency_factor", 1.5, "context_growth",
+              "... while the last call took at least this many times as long as the first."),
     Threshold("context_timeout_prompt_ratio", 2.0, "context_growth",
               "Median prompt of a model's timed-out calls over that of its other calls, at or "
               "above which long prompts are blamed for the timeouts."),
@@ -73,6 +93,8 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "Failed failovers to one backup, before reporting ..."),
     Threshold("false_failover_min_share", 0.1, "false_failover",
               "... when at least this share of the failovers to it failed."),
+    Threshold("false_failover_critical_share", 0.5, "false_failover",
+              "Share of the failovers to one backup that failed at which it is critical."),
     Threshold("stream_stall_ttft_ms", 10_000, "stream_stall",
               "Time to first token above which a streamed model call stalled."),
     Threshold("stream_stall_min_calls", 3, "stream_stall",
@@ -86,10 +108,14 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "... when the last quarter's p90 wait is at least this long."),
     Threshold("saturation_budget_share", 0.2, "saturation",
               "... and at least this share of those tasks' budget (when they carry one)."),
+    Threshold("saturation_min_early_waits", 3, "saturation",
+              "Queue waits in the first quarter of the evidence needed to compare against."),
     Threshold("saturation_min_rejections", 5, "saturation",
               "Rejected tasks at one hop, before reporting ..."),
     Threshold("saturation_rejection_share", 0.01, "saturation",
               "... when they are at least this share of the tasks finished in the window."),
+    Threshold("saturation_rejection_critical_share", 0.05, "saturation",
+              "Share of the finished tasks rejected at one hop at which it is critical."),
 )
 
 DEFAULT_THRESHOLDS: Mapping[str, float] = {t.name: t.default for t in THRESHOLDS}

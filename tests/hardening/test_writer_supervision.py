@@ -112,17 +112,17 @@ def test_writer_failing_again_and_again_exits_nonzero(tmp_path: Path) -> None:
 
 
 def test_stalled_writer_times_out_requests_and_turns_health_503(tmp_path: Path) -> None:
-    args = ["--fault-injection", "stall@2", "--submit-timeout", "2s",
+    # the first batch stalls: no earlier commit whose timing under load could shift the count
+    args = ["--fault-injection", "stall@1", "--submit-timeout", "3s",
             "--writer-stall-timeout", "1s"]
     server = ServerProcess(tmp_path / "data", args).start()
-    a, b, c = (agent_task(4, seq) for seq in range(3))
+    b, c = agent_task(4, 0), agent_task(4, 1)
     with httpx.Client(timeout=60) as client:
-        assert _post(client, server, a.body).status_code == 200
         began = time.monotonic()
         stuck = _post(client, server, b.body)  # the writer holds b and never returns
         assert stuck.status_code == 503 and stuck.headers["retry-after"] == "1"
-        assert time.monotonic() - began >= 2.0  # answered at the bound, not before
-        assert "not committed within 2 s" in status_pb2.Status.FromString(stuck.content).message
+        assert time.monotonic() - began >= 3.0  # answered at the bound, not before
+        assert "not committed within 3 s" in status_pb2.Status.FromString(stuck.content).message
         assert _post(client, server, c.body).status_code == 503  # queued behind b, withdrawn
     health = _health(server)
     assert health.status_code == 503, health.text
@@ -139,7 +139,7 @@ def test_stalled_writer_times_out_requests_and_turns_health_503(tmp_path: Path) 
         with httpx.Client(timeout=30) as client:
             assert stored_spans(client, server.api_url, c.trace_id) == []
             assert _post(client, server, b.body).status_code == 200
-        assert _stored_once(server, b) == [] and _stored_once(server, a) == []
+        assert _stored_once(server, b) == []
         assert _health(server).json()["ingest"]["duplicate_spans"] == 5
     finally:
         assert server.stop() == 0

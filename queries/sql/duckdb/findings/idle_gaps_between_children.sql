@@ -1,10 +1,5 @@
--- queries.findings.wait_amplification.idle_gaps_between_children: which hops sat idle between their children's calls, polling or otherwise?
-with parents as (
-    -- spans that ended in the window (any of them may have children)
-    select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
-    from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
-),
+-- queries.findings.wait_amplification.idle_gaps_between_children: which hops sat idle between their children's calls (parents that poll excepted)?
+with {{poll_loops}},
 children as (
     select
         c.trace_id, c.parent_span_id, c.span_id, c.hop_name, c.start_ns,
@@ -12,7 +7,7 @@ children as (
         max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
     from spans c
-    semi join parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+    semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
 ),
 gaps as (
     select *, (start_ns - prev_end_ns) / 1e6 as gap_ms
@@ -22,39 +17,29 @@ gaps as (
       and attempt = 0
 ),
 per_parent as (
-    select
-        trace_id, parent_span_id,
-        count(*) as gaps,
-        sum(gap_ms) as idle_ms,
-        avg(gap_ms) as mean_gap_ms,
-        coalesce(stddev_pop(gap_ms) / nullif(avg(gap_ms), 0), 0) as gap_cv,
-        mode(hop_name) as polled_hop
+    select trace_id, parent_span_id, count(*) as gaps, sum(gap_ms) as idle_ms,
+           avg(gap_ms) as mean_gap_ms
     from gaps
     group by trace_id, parent_span_id
 ),
-classified as (
-    select
-        p.*, g.gaps, g.idle_ms, g.mean_gap_ms, g.gap_cv, g.polled_hop,
-        g.idle_ms / nullif(p.duration_ms, 0) as idle_share,
-        case when g.gaps >= $polling_min_gaps and g.gap_cv <= $polling_max_cv
-             then 'polling' else 'idle_gaps' end as rule
-    from parents p
+idle_parents as (
+    select p.*, g.gaps, g.idle_ms, g.mean_gap_ms, g.idle_ms / nullif(p.duration_ms, 0) as idle_share
+    from poll_parents p
     join per_parent g on g.trace_id = p.trace_id and g.parent_span_id = p.span_id
+    -- a parent that polls waits by design: the polling question reports it
+    anti join poll_loops l on l.trace_id = p.trace_id and l.parent_span_id = p.span_id
 )
 select
-    hop_kind, hop_name, rule,
+    hop_kind, hop_name, 'idle_gaps' as rule,
     count(*) as parents,
     median(mean_gap_ms) as interval_ms,
-    median(gap_cv) as gap_cv,
     median(gaps) as gaps_per_parent,
     median(idle_share) as idle_share,
     sum(idle_ms) / 1000 as idle_seconds,
-    mode(polled_hop) as polled_hop,
     arg_max({'task_id': task_id, 'span_id': span_id}, idle_ms, 5) as examples,
     min(end_ns) as first_ns,
     max(end_ns) as last_ns
-from classified
-where rule = 'polling'
-   or (idle_share >= $wait_idle_share and idle_ms >= $wait_min_idle_ms)
-group by hop_kind, hop_name, rule
+from idle_parents
+where idle_share >= $wait_idle_share and idle_ms >= $wait_min_idle_ms
+group by hop_kind, hop_name
 order by idle_seconds desc

@@ -40,7 +40,7 @@ compared as (
 )
 select *
 from compared
-where early_waits >= 3
+where early_waits >= $saturation_min_early_waits
   and late_p90_ms >= $saturation_min_wait_ms
   and late_p90_ms >= $saturation_wait_growth * early_p90_ms
   -- a wait that rose but leaves most of the budget is not yet saturation

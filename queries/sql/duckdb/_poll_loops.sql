@@ -1,0 +1,44 @@
+-- snippet `poll_loops` (CTEs poll_parents, polls, poll_candidates, poll_loops) of the
+-- wait_amplification questions: poll loops, i.e. one parent's same-name children starting at a
+-- steady interval (at least $polling_min_gaps intervals, coefficient of variation at most
+-- $polling_max_cv), whatever their durations: polls may fill the parent's timeline. Model
+-- calls are steps of work, never polls, and a parent that does other work between the repeats
+-- (an agent alternating model and tool calls) is looping, not polling. One row per
+-- (trace_id, parent_span_id, poll_name).
+poll_parents as (
+    -- spans that ended in the window (any of them may poll)
+    select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
+    from spans
+    where end_ns >= $start_ns and end_ns < $end_ns
+),
+polls as (
+    select
+        c.trace_id, c.parent_span_id, c.span_id, c.name as poll_name, c.start_ns, c.end_ns,
+        c.start_ns - lag(c.start_ns) over (partition by c.trace_id, c.parent_span_id, c.name
+                                           order by c.start_ns) as step_ns
+    from spans c
+    semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+    where c.hop_kind is distinct from 'model'
+),
+poll_candidates as (
+    select
+        trace_id, parent_span_id, poll_name,
+        count(*) as polls,
+        avg(step_ns) / 1e6 as interval_ms,
+        coalesce(stddev_pop(step_ns) / nullif(avg(step_ns), 0), 0) as interval_cv,
+        min(start_ns) as first_poll_ns,
+        max(start_ns) as last_poll_ns,
+        -- the last poll is the one that saw the job done: the loop stopped after it
+        arg_max(end_ns, start_ns) as seen_ns
+    from polls
+    group by trace_id, parent_span_id, poll_name
+    having count(step_ns) >= $polling_min_gaps and avg(step_ns) > 0
+       and coalesce(stddev_pop(step_ns) / nullif(avg(step_ns), 0), 0) <= $polling_max_cv
+),
+poll_loops as (
+    select l.*
+    from poll_candidates l
+    anti join spans w on w.trace_id = l.trace_id and w.parent_span_id = l.parent_span_id
+                     and w.name <> l.poll_name and w.hop_kind in ('model', 'tool', 'agent')
+                     and w.start_ns > l.first_poll_ns and w.start_ns < l.last_poll_ns
+)
