@@ -84,6 +84,9 @@ def test_a_bad_file_keeps_the_running_config_and_says_why(reloadable):
     answer = _reload(proc)
     assert answer.status_code == 400 and str(routing) in answer.json()["error"]
     assert _rules(proc) == ["First"]
+    last = httpx.get(f"{proc.api_url}/api/v1/alerts", timeout=10,
+                     headers={"Authorization": f"Bearer {ADMIN}"}).json()["reload"]
+    assert last["status"] == "error" and str(routing) in last["error"]
     proc.stop()
     assert "reload failed, keeping the running rules and routing" in proc.log
 
