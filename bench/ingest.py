@@ -31,6 +31,8 @@ from serverproc import ServerProcess  # noqa: E402
 
 from agentsla.collector.receivers.decode import decode_body  # noqa: E402
 from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
+from agentsla.collector.store.database import open_store  # noqa: E402
+from agentsla.collector.store.writer import TaskWriter  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
 
 SPANS_PER_TASK = 10
@@ -124,6 +126,26 @@ def bench_decode(payloads: list[bytes]) -> float:
     return spans / (time.perf_counter() - started)
 
 
+def bench_writer(payloads: list[bytes], rollups: bool) -> dict:
+    """Spans/s of the writer alone (normalized rows in, committed out), rollups on or off."""
+    limits = load_config().ingest
+    batches = [normalize_request(decode_body(body, "application/x-protobuf", None, limits),
+                                 limits, time.time_ns()).rows for body in payloads]
+    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-wbench-"))
+    con = open_store(data_dir / "agentsla.duckdb")
+    try:
+        writer = TaskWriter(con, load_config().tasks, rollups=rollups)
+        started = time.perf_counter()
+        for rows in batches:
+            writer.write(rows)
+        elapsed = time.perf_counter() - started
+    finally:
+        con.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    return {"rollups": rollups, "spans_per_s": sum(map(len, batches)) / elapsed,
+            "ms_per_batch": 1000 * elapsed / len(batches)}
+
+
 def _send_all(server: ServerProcess, payloads: list[bytes], senders: int) -> int:
     queue = list(reversed(payloads))
     lock = threading.Lock()
@@ -192,12 +214,19 @@ def main() -> None:
     parser.add_argument("--senders", type=int, default=4)
     parser.add_argument("--server-arg", action="append", default=[], dest="server_args",
                         help="extra `agentsla serve` flag (repeat), e.g. --server-arg=--memory-limit=1GB")
+    parser.add_argument("--writer-only", action="store_true",
+                        help="only time the writer in-process, rollups off then on")
     args = parser.parse_args()
     payloads = build_payloads(args.tasks, args.tasks_per_request)
     result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}",
               "spans": args.tasks * SPANS_PER_TASK,
               "decode_spans_per_s": bench_decode(payloads)}
+    # the same batches through the writer, rollups off then on: their cost per batch
+    result["writer"] = [bench_writer(payloads, rollups=False), bench_writer(payloads, rollups=True)]
+    if args.writer_only:
+        print(json.dumps(result, indent=2))
+        return
     result["end_to_end"] = bench_end_to_end(payloads, args.tasks, args.senders, args.server_args)
     print(json.dumps(result, indent=2))
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from agentsla.config import Config, SloObjective
-from agentsla.queries.rollup import split
+from agentsla.queries.rollup import HOUR_NS, split
 from agentsla.queries.store import ReadStore
 
 NS = 1_000_000_000
@@ -30,13 +30,16 @@ BURN_WINDOWS: tuple[tuple[str, float], ...] = (
 
 def _window_counts(store: ReadStore, end_ns: int, windows_ns: list[int],
                    task_type: str | None, raw: bool = False) -> dict:
-    # each window reads its whole minutes [cut, roll_hi) from the rollups, the rest from tasks
-    cuts = [split(end_ns - w, end_ns, raw)["roll_lo"] for w in windows_ns]
+    # each window reads whole hours [hour cut, hr_hi), its other whole minutes from its cut on
+    # (before roll_hi), the rest from tasks (slo_counts.sql)
     roll_hi = split(end_ns - max(windows_ns), end_ns, raw)["roll_hi"]
-    cuts = [min(cut, roll_hi) for cut in cuts]
+    hr_hi = roll_hi // HOUR_NS * HOUR_NS
+    cuts = [min(split(end_ns - w, end_ns, raw)["roll_lo"], roll_hi) for w in windows_ns]
+    hour_cuts = [max(cut, min(-(-cut // HOUR_NS) * HOUR_NS, hr_hi)) for cut in cuts]
     rows = store.rows("slo_counts", {
-        "windows_ns": windows_ns, "cuts_ns": cuts, "end_ns": end_ns, "roll_lo": min(cuts),
-        "roll_lo_max": max(cuts), "roll_hi": roll_hi, "longest_ns": max(windows_ns),
+        "windows_ns": windows_ns, "cuts_ns": cuts, "hour_cuts_ns": hour_cuts, "end_ns": end_ns,
+        "roll_lo": min(cuts), "roll_lo_max": max(cuts), "roll_hi": roll_hi,
+        "hr_lo": min(hour_cuts), "hr_hi": hr_hi, "longest_ns": max(windows_ns),
         "task_type": task_type})
     return {(r["task_type"], r["window_ns"]): r for r in rows}
 
@@ -70,12 +73,13 @@ def slo_window(store: ReadStore, config: Config, start_ns: int, end_ns: int,
                task_type: str | None = None, raw: bool = False) -> list[dict]:
     """Answer: per task type, how many tasks finished in [start_ns, end_ns), how many were bad?
 
-    Rows, one per task type with finished tasks: task_type, good, bad, total, bad_fraction,
-    burn_rate (against the type's SLO). Any window, so burn windows can scale with the period.
+    Rows, one per task type with finished tasks, by type: task_type, good, bad, total,
+    bad_fraction, burn_rate (against the type's SLO). Any window, so burn windows can scale with the period.
     """
     out = []
     counts_by = _window_counts(store, end_ns, [end_ns - start_ns], task_type, raw)
-    for (type_, _), counts in counts_by.items():
+    for (type_, _), counts in sorted(counts_by.items(), key=lambda kv: (kv[0][0] is None,
+                                                                        kv[0][0] or "")):
         slo = config.slo_for(type_)
         good, bad = good_bad(counts, slo)
         out.append({"task_type": type_, "good": good, "bad": bad, "total": good + bad,

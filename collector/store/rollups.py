@@ -23,6 +23,10 @@ import duckdb
 import pyarrow as pa
 
 MINUTE_NS = 60 * 10**9
+HOUR_NS = 3600 * 10**9
+#: The hour tier of each table (`<table>_hourly`, same columns, `minute_ns` holding the hour):
+#: a day is 24 rows a key instead of 1440, so long windows read few rows.
+HOURLY = "_hourly"
 #: Histogram scale: bucket i holds (2^(i/32), 2^((i+1)/32)]; ZERO_BUCKET holds exact zeros.
 SCALE = 5
 ZERO_BUCKET = -1_000_000
@@ -44,13 +48,20 @@ class Rollup:
     #: SQL over relation `src` with a column `sign` (+1 added, -1 removed); {src} is its name.
     contribution: str
 
-    def ddl(self) -> str:
-        """Return the table's create statement."""
+    def ddl(self, suffix: str = "") -> str:
+        """Return the create statement of the table (or of its tier with `suffix`)."""
         cols = [("minute_ns", "BIGINT")] + [(k, "INTEGER" if k == "bucket" else "VARCHAR")
                                             for k in self.keys[1:]]
         cols += [(v, "DOUBLE" if v.endswith("_us") else "BIGINT") for v in self.values]
         body = ", ".join(f"{name} {kind}" for name, kind in cols)
-        return f"create table if not exists {self.table} ({body})"
+        return f"create table if not exists {self.table}{suffix} ({body})"
+
+    def hourly_backfill(self) -> str:
+        """Return the statement that fills the empty hour tier from the minutes."""
+        keys = ", ".join(self.keys[1:])
+        summed = ", ".join(f"sum({v}) as {v}" for v in self.values)
+        return (f"insert into {self.table}{HOURLY} by name select minute_ns // {HOUR_NS} * "
+                f"{HOUR_NS} as minute_ns, {keys}, {summed} from {self.table} group by all")
 
 
 _TASK_MINUTE = "(case when finished then end_ns else start_ns end) // 60000000000 * 60000000000"
@@ -127,12 +138,23 @@ def _matches(keys: Iterable[str], a: str, b: str) -> str:
 
 
 def merge(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> None:
-    """Add the deltas a select yields to the rollup rows of the same minute and key."""
+    """Add the deltas a select yields to the rollup rows of the same minute (and hour) and key."""
     keys, values = ", ".join(rollup.keys), rollup.values
     nonzero = " or ".join(f"{v} <> 0" for v in values)
     summed = ", ".join(f"sum({v}) as {v}" for v in values)
     con.execute(f"create or replace temp table rollup_delta as select {keys}, {summed} "
                 f"from ({delta_sql}) group by all having {nonzero}")
+    _merge_delta(con, rollup, rollup.table)
+    con.execute(f"create or replace temp table rollup_delta as select minute_ns // {HOUR_NS} * "
+                f"{HOUR_NS} as minute_ns, {', '.join(rollup.keys[1:])}, {summed} "
+                f"from rollup_delta group by all having {nonzero}")
+    _merge_delta(con, rollup, rollup.table + HOURLY)
+
+
+def _merge_delta(con: duckdb.DuckDBPyConnection, rollup: Rollup, table: str) -> None:
+    keys, values = ", ".join(rollup.keys), rollup.values
+    nonzero = " or ".join(f"{v} <> 0" for v in values)
+    summed = ", ".join(f"sum({v}) as {v}" for v in values)
     ((lo, hi),) = con.execute("select min(minute_ns), max(minute_ns) from rollup_delta").fetchall()
     if lo is None:
         return
@@ -140,10 +162,10 @@ def merge(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> Non
     touched = (f"t.minute_ns between {lo} and {hi} and exists (select 1 from rollup_delta d "
                f"where {_matches(rollup.keys, 'd', 't')})")
     con.execute(f"create or replace temp table rollup_merged as select {keys}, {summed} from ("
-                f"select * from {rollup.table} t where {touched} "
+                f"select * from {table} t where {touched} "
                 f"union all by name select * from rollup_delta) group by all having {nonzero}")
-    con.execute(f"delete from {rollup.table} t where {touched}")
-    con.execute(f"insert into {rollup.table} by name select * from rollup_merged")
+    con.execute(f"delete from {table} t where {touched}")
+    con.execute(f"insert into {table} by name select * from rollup_merged")
 
 
 def _signed(sources: list[tuple[int, str]]) -> str:
@@ -205,6 +227,9 @@ class RollupWriter:
         """Delete rollup minutes before the cutoff (rollup retention, its own clock)."""
         for rollup in ROLLUPS:
             self.con.execute(f"delete from {rollup.table} where minute_ns < ?", [cutoff_ns])
+            # an hour is kept while any of its minutes is
+            self.con.execute(f"delete from {rollup.table}{HOURLY} where minute_ns < ?",
+                             [cutoff_ns // HOUR_NS * HOUR_NS])
 
     def _apply(self, rollups: tuple[Rollup, ...], signed: str) -> None:
         self.con.execute(f"create or replace temp table rollup_src as {signed}")
@@ -239,9 +264,12 @@ def rebuild(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], 
     try:
         for rollup in ROLLUPS:
             con.execute(f"delete from {rollup.table}")
+            con.execute(f"delete from {rollup.table}{HOURLY}")
         for rollups, table, minute in ((TASK_ROLLUPS, "task_store", _TASK_MINUTE),
                                        (SPAN_ROLLUPS, "span_store", _SPAN_MINUTE)):
             _rebuild_table(con, rollups, table, minute, chunk_ns, progress)
+        for rollup in ROLLUPS:
+            con.execute(rollup.hourly_backfill())
         con.execute("commit")
     except BaseException:
         con.execute("rollback")

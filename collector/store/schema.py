@@ -133,6 +133,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # 3: per-minute rollups (collector/store/rollups.py, docs/rollups.md), built from the data
     # already stored (`agentsla rollups rebuild` does the same with progress).
     (*(r.ddl() for r in rollups.ROLLUPS), *rollups.backfill_sql()),
+    # 4: the rollups' hour tier, summed from their minutes
+    (*(r.ddl(rollups.HOURLY) for r in rollups.ROLLUPS),
+     *(r.hourly_backfill() for r in rollups.ROLLUPS)),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,12 +1,20 @@
 -- queries.slo: per window ending at $end_ns and task type, the finished tasks (cancelled
 -- excluded) and how many succeeded or were degraded; windows are lengths in ns. Each window
--- reads whole minutes [cut_ns, $roll_hi) from task_minutes and the rest from `tasks`.
+-- reads whole hours [hour_cut_ns, $hr_hi) from the hour tier, whole minutes from cut_ns on
+-- outside those hours from task_minutes, and the rest from `tasks` (queries/slo.py).
 with windows as (
-    select unnest($windows_ns::bigint[]) as window_ns, unnest($cuts_ns::bigint[]) as cut_ns
+    select unnest($windows_ns::bigint[]) as window_ns, unnest($cuts_ns::bigint[]) as cut_ns,
+        unnest($hour_cuts_ns::bigint[]) as hour_cut_ns
 ),
 rolled as (
-    select minute_ns, task_type, sum(finished) as total, sum(success) as success,
-        sum(degraded) as degraded
+    select 'hour' as tier, minute_ns, task_type, sum(finished) as total,
+        sum(success) as success, sum(degraded) as degraded
+    from task_minutes_hourly
+    where minute_ns >= $hr_lo and minute_ns < $hr_hi
+      and ($task_type is null or task_type = $task_type)
+    group by all
+    union all
+    select 'minute', minute_ns, task_type, sum(finished), sum(success), sum(degraded)
     from task_minutes
     where minute_ns >= $roll_lo and minute_ns < $roll_hi
       and ($task_type is null or task_type = $task_type)
@@ -24,7 +32,9 @@ raw as (
 parts as (
     select w.window_ns, r.task_type, r.total, r.success, r.degraded
     from windows w
-    join rolled r on r.minute_ns >= w.cut_ns
+    join rolled r on case when r.tier = 'hour' then r.minute_ns >= w.hour_cut_ns
+                          else r.minute_ns >= w.cut_ns
+                               and (r.minute_ns < w.hour_cut_ns or r.minute_ns >= $hr_hi) end
     union all
     select w.window_ns, r.task_type, r.total, r.success, r.degraded
     from windows w
