@@ -18,12 +18,15 @@ from agentsla.collector.receivers.grpc import start_grpc_server
 from agentsla.collector.receivers.http import create_otlp_http_app
 from agentsla.collector.pipeline import IngestPipeline
 from agentsla.collector.receivers.export import Exporter
+from agentsla.collector.store.clickhouse.exporter_rows import from_span_row
+from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import Config, ServerConfig
 from agentsla.connguard import guarded_protocol
-from agentsla.errors import ConfigError
+from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
+from agentsla.queries.engines.clickhouse import open_runner, store_factory
 from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
@@ -100,17 +103,15 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    con = open_store(config.server.db_path, config.server.memory_limit)
-    pipeline = IngestPipeline(TaskWriter(con, config.tasks), config.ingest, config.tasks,
-                              on_death=lambda: loop.call_soon_threadsafe(stop.set))
-    pipeline.start()
-    exporter = Exporter(config.ingest, pipeline.submit)
+    backend = (_ClickHouseBackend(config) if config.server.store.is_clickhouse else
+               _DuckDBBackend(config, lambda: loop.call_soon_threadsafe(stop.set)))
+    exporter = Exporter(config.ingest, backend.submit)
     otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token,
                                                   config.server.read_timeout),
                              config, config.server.otlp_http_port, "otlp_http")
-    alerts = AlertService(config, cursor_stores(con), Path(config.server.data_dir),
+    alerts = AlertService(config, backend.stores, Path(config.server.data_dir),
                           config.client.dashboard_url or None)
-    api = _http_server(create_api_app(cursor_stores(con), config, lambda: _health(pipeline, exporter),
+    api = _http_server(create_api_app(backend.stores, config, lambda: backend.health(exporter),
                                       extra_routes=alerts.routes()),
                        config, config.server.api_port, "api")
     grpc_server, grpc_port = await start_grpc_server(
@@ -128,9 +129,59 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
     await grpc_server.stop(grace=5)
     await asyncio.gather(*tasks, return_exceptions=True)
     await alerts.stop()
-    if await asyncio.to_thread(pipeline.close):
-        _close_store(con)
-    return 1 if pipeline.dead else 0
+    return await asyncio.to_thread(backend.close)
+
+
+class _DuckDBBackend:
+    """Spans into the DuckDB file through the pipeline's one writer; reads over its cursors."""
+
+    def __init__(self, config: Config, on_death) -> None:
+        self.con = open_store(config.server.db_path, config.server.memory_limit)
+        self.pipeline = IngestPipeline(TaskWriter(self.con, config.tasks), config.ingest,
+                                       config.tasks, on_death=on_death)
+        self.pipeline.start()
+        self.submit = self.pipeline.submit
+        self.stores = cursor_stores(self.con)
+
+    def health(self, exporter: Exporter) -> dict:
+        """Body of /api/v1/health: the pipeline's counters and writer state."""
+        return _health(self.pipeline, exporter)
+
+    def close(self) -> int:
+        """Flush and close; return the exit code (1 when the writer gave up)."""
+        if self.pipeline.close():
+            _close_store(self.con)
+        return 1 if self.pipeline.dead else 0
+
+
+class _ClickHouseBackend:
+    """Spans into the exporter's traces table; tasks by a materializer thread (shard 0/1)."""
+
+    def __init__(self, config: Config) -> None:
+        self.url = config.server.store
+        self.runner = open_runner(self.url)  # a bad table or an unreachable server fails here
+        self.materializer = MaterializerLoop(self.runner, self.url, config.tasks)
+        self.materializer.start()
+        self.stores = store_factory(self.runner)
+
+    async def submit(self, rows: list[dict]) -> None:
+        """Insert span rows in the exporter's format; a failed insert is retryable (503)."""
+        table = f"{self.url.database}.{self.url.table}"
+        try:
+            await asyncio.to_thread(self.runner.insert, table, [from_span_row(r) for r in rows])
+        except Exception as exc:  # the store's own errors: the client should retry
+            raise RetryableError(f"the store did not take the spans: {exc}") from exc
+
+    def health(self, exporter: Exporter) -> dict:
+        """Body of /api/v1/health: the store and the materializer's state."""
+        return {"store": str(self.url), "materializer": self.materializer.health(),
+                "ingest": {"rejected_spans": exporter.rejected_spans}}
+
+    def close(self) -> int:
+        """Stop the materializer and close the store."""
+        self.materializer.stop()
+        self.runner.close()
+        return 0
 
 
 def _close_store(con) -> None:
@@ -162,4 +213,8 @@ async def _announce(config: Config, grpc_port: int, servers: tuple[_Server, ...]
     grpc_tls = " (TLS)" if _uses_tls(config.server, "otlp_grpc") else ""
     print(f"agentsla serving  OTLP/HTTP {http}://{host}:{config.server.otlp_http_port}/v1/traces  "
           f"OTLP/gRPC {host}:{grpc_port}{grpc_tls}  API {api}://{host}:{config.server.api_port}"
-          f"/api/v1  data {config.server.db_path}", flush=True)
+          f"/api/v1  data {_data(config.server)}", flush=True)
+
+
+def _data(server: ServerConfig) -> str:
+    return str(server.store) if server.store.is_clickhouse else str(server.db_path)

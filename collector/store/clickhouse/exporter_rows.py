@@ -1,4 +1,4 @@
-"""Spans in the clickhouseexporter's row format: what the Collector would write to otel_traces.
+"""Spans in the clickhouseexporter's row format: what the Collector writes to otel_traces.
 
 The exporter stores every attribute value as a string (pcommon.Value.AsString: integers in
 decimal, doubles without exponent, booleans as true/false, arrays and maps as JSON), span kind
@@ -59,6 +59,35 @@ def _row(span: Any, resource: dict[str, str], scope: Any) -> dict[str, Any]:
     }
 
 
+def from_span_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Return the otel_traces row of one normalized span row (agentsla's own receivers)."""
+    attrs = {k: render(v) for k, v in orjson.loads(row["attributes"] or "{}").items()}
+    if row["scope"]:
+        attrs["otel.scope.name"] = row["scope"]
+    events = orjson.loads(row["events"] or "[]")
+    links = orjson.loads(row["links"] or "[]")
+    return {
+        "Timestamp": _time(row["start_ns"]), "TraceId": row["trace_id"],
+        "SpanId": row["span_id"], "ParentSpanId": row["parent_span_id"] or "",
+        "SpanName": row["name"], "SpanKind": "SPAN_KIND_" + row["span_kind"].upper(),
+        "ServiceName": row["service_name"] or "",
+        "ResourceAttributes": {k: render(v) for k, v in
+                               orjson.loads(row["resource"] or "{}").items()},
+        "ScopeName": row["scope"] or "", "SpanAttributes": attrs,
+        "Duration": row["end_ns"] - row["start_ns"],
+        "StatusCode": "STATUS_CODE_" + row["status_code"].upper(),
+        "StatusMessage": row["status_message"] or "",
+        "Events.Timestamp": [_time(e["time_ns"]) for e in events],
+        "Events.Name": [e["name"] for e in events],
+        "Events.Attributes": [{k: render(v) for k, v in e["attributes"].items()} for e in events],
+        "Links.TraceId": [link["trace_id"] for link in links],
+        "Links.SpanId": [link["span_id"] for link in links],
+        "Links.TraceState": ["" for _ in links],
+        "Links.Attributes": [{k: render(v) for k, v in link["attributes"].items()}
+                             for link in links],
+    }
+
+
 def _time(unix_ns: int) -> str:
     """Render unix nanoseconds as DateTime64(9) text (seconds.nanoseconds), exactly."""
     return f"{unix_ns // 10**9}.{unix_ns % 10**9:09d}"
@@ -70,17 +99,13 @@ def _attributes(kvs: Any) -> dict[str, str]:
 
 def as_string(value: Any) -> str:
     """Render an OTLP AnyValue as the exporter does (pcommon.Value.AsString)."""
-    which = value.WhichOneof("value")
-    if which == "string_value":
-        return value.string_value
-    if which in ("array_value", "kvlist_value"):
-        return orjson.dumps(_plain(value)).decode()
-    if which == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return _scalar(_plain(value))
+    return render(_plain(value))
 
 
-def _scalar(plain: Any) -> str:
+def render(plain: Any) -> str:
+    """Render a plain attribute value (str, bool, int, float, list, dict) as AsString does."""
+    if isinstance(plain, str):
+        return plain
     if plain is None:
         return ""
     if isinstance(plain, bool):
@@ -91,6 +116,8 @@ def _scalar(plain: Any) -> str:
         # Go's strconv.FormatFloat(v, 'f', -1, 64): shortest digits, never an exponent
         text = format(Decimal(repr(plain)), "f")
         return text.rstrip("0").rstrip(".") if "." in text else text
+    if isinstance(plain, (list, dict)):
+        return orjson.dumps(plain).decode()
     return str(plain)
 
 
