@@ -9,6 +9,7 @@ let it override the OTLP/HTTP exporter's own certificate_file.
 from __future__ import annotations
 
 import functools
+import json
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agentsla import cli
 from agentsla.client import ApiClient
 from agentsla.config import load_config
 from agentsla.errors import AgentslaError, ConfigError
@@ -96,7 +98,9 @@ def _stored_names(client: ApiClient, spans) -> list[str]:
     return [s["name"] for s in client.trace(_trace_id(spans))["spans"]]
 
 
-def test_every_listener_speaks_tls_with_the_real_exporters(tmp_path: Path, pki: Pki) -> None:
+def test_every_listener_speaks_tls_with_the_real_exporters(
+        tmp_path: Path, pki: Pki, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     server = TlsServer(tmp_path / "data", ["--tls-cert-file", pki.cert,
                                            "--tls-key-file", pki.key]).start()
     try:
@@ -112,6 +116,14 @@ def test_every_listener_speaks_tls_with_the_real_exporters(tmp_path: Path, pki: 
         with ApiClient.from_config(config) as client:
             assert _stored_names(client, over_http) == ["POST /over-https"]
             assert _stored_names(client, over_grpc) == ["POST /over-grpc-tls"]
+        # the CLI: --api https://... verified with --api-ca-file, whatever SSL_CERT_FILE says
+        trustme.CA().cert_pem.write_to_path(str(tmp_path / "other-ca.pem"))
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "other-ca.pem"))
+        assert cli.main(["findings", "--api", server.api_url, "--json"]) != 0
+        assert cli.main(["findings", "--api", server.api_url, "--api-ca-file", pki.ca,
+                         "--json"]) == 0
+        assert "findings" in json.loads(capsys.readouterr().out)
+        monkeypatch.setenv("SSL_CERT_FILE", pki.ca)
         # plain http to a TLS port gets no answer; https with an unknown CA is refused
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{server.api_port}/api/v1/health", timeout=5)
