@@ -171,8 +171,9 @@ def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int
                 events: list[dict[str, Any]] | None) -> str | None:
     """Derive the normalized failure reason; None when the span did not fail."""
     raw = to_str(attrs.get("error.type"))
-    if raw and raw != _OTHER:  # semconv's "_OTHER" says no more than "failed"
-        return m.map_error_name(raw) or raw
+    declared = m.map_error_name(raw) if raw and raw != _OTHER else None  # _OTHER: "failed"
+    if raw and raw != _OTHER and declared != "cancelled":
+        return declared or raw  # unrecognizable: kept verbatim
     from_http = m.map_http_status(http_status)
     if from_http is not None:
         return from_http
@@ -188,11 +189,13 @@ def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int
         (m.map_status_message, message),
         *((m.map_status_message, to_str(e.get("exception.message"))) for e in exceptions),
     )
-    for mapper, value in candidates:
-        mapped = mapper(value) if value else None
-        if mapped is not None:
-            return mapped
-    return raw or (types[0] if types else "error")
+    found = [r for r in (mapper(value) for mapper, value in candidates if value) if r]
+    # A cancellation is often what a timeout looks like from inside ("QueryCanceled: canceling
+    # statement due to statement timeout"): a more specific reason anywhere else wins.
+    specific = next((r for r in found if r != "cancelled"), None)
+    if specific is not None or declared is not None:
+        return specific or declared
+    return found[0] if found else raw or (types[0] if types else "error")
 
 
 def _event(event: Any, lim: Limits) -> dict[str, Any]:

@@ -135,6 +135,21 @@ def span_row(attrs: dict, status: Status | None = None, exception: dict | None =
     ({"error.type": "_OTHER"}, Status(code=Status.STATUS_CODE_ERROR, message="Error code: 429"),
      None, "rate_limited"),
     ({"error.type": "_OTHER"}, None, None, "_OTHER"),
+    # psycopg's statement timeout: the class says cancelled, the message says why
+    ({}, Status(code=Status.STATUS_CODE_ERROR,
+                message="canceling statement due to statement timeout"),
+     {"exception.type": "psycopg.errors.QueryCanceled"}, "timeout"),
+    # ... also when error.type names the class
+    ({"error.type": "psycopg.errors.QueryCanceled"},
+     Status(code=Status.STATUS_CODE_ERROR, message="canceling statement due to statement timeout"),
+     None, "timeout"),
+    ({"error.type": "asyncio.CancelledError"}, ERROR, None, "cancelled"),
+    # a declared reason other than a cancellation is not second-guessed by the message
+    ({"error.type": "openai.RateLimitError"}, Status(code=Status.STATUS_CODE_ERROR,
+                                                     message="Request timed out."),
+     None, "rate_limited"),
+    # a plain cancellation stays one
+    ({}, ERROR, {"exception.type": "asyncio.CancelledError"}, "cancelled"),
     # unrecognizable reasons are kept verbatim
     ({"error.type": "QuotaGremlin"}, ERROR, None, "QuotaGremlin"),
     ({}, ERROR, {"exception.type": "mylib.WeirdError"}, "mylib.WeirdError"),
