@@ -24,7 +24,7 @@ from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
-from agentsla.queries import root_causes, tasks
+from agentsla.queries import root_causes, sla, slo, tasks
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
@@ -204,3 +204,62 @@ def test_replayed_pass_changes_nothing(chdb_runner, house):
     assert [_same(house.rows("task", {"task_id": t})[0]) for t in TASK_IDS] == before
     counted = chdb_runner.arrow("select count() as n from default.tasks", {}).to_pylist()
     assert counted == [{"n": len(TASK_IDS)}]
+
+
+WINDOW = (T0, T0 + 3600 * 10**9)
+
+
+def _close(got: list[dict], want: list[dict]) -> bool:
+    """Equal rows, floats up to rounding (the engines sum the interpolation in another order)."""
+    def close(a, b) -> bool:
+        return a == pytest.approx(b, rel=1e-12) if isinstance(b, float) else a == b
+    return len(got) == len(want) and all(
+        g.keys() == w.keys() and all(close(g[k], w[k]) for k in w) for g, w in zip(got, want))
+
+
+def test_sla_totals_agree(duck, house):
+    """Counts and histogram quantiles (the same exponential buckets) agree."""
+    want = sla.sla_totals(duck, *WINDOW)
+    assert _close([sla.sla_totals(house, *WINDOW)], [want])
+    # by hand: ok and recovered succeed; one failed, one degraded, one budget_exhausted
+    assert (want["finished"], want["success"], want["failed"], want["degraded"],
+            want["budget_exhausted"]) == (5, 2, 1, 1, 1)
+    # durations 900, 1500, 2000, 3000, 5000 ms: the median 2000, read from its bucket
+    assert want["latency_p50_ms"] == pytest.approx(2000, rel=0.011)
+
+
+@pytest.mark.parametrize("dimension", ["tenant_id", "task_type", "service_name"])
+def test_sla_by_agrees(duck, house, dimension):
+    assert _close(sla.sla_by(house, *WINDOW, dimension), sla.sla_by(duck, *WINDOW, dimension))
+
+
+def test_sla_by_tenant_follows_the_story(house):
+    by = {r["tenant_id"]: (r["finished"], r["success"]) for r in
+          sla.sla_by(house, *WINDOW, "tenant_id")}
+    assert by == {"acme": (2, 1), "beta": (2, 1), None: (1, 0)}
+
+
+def test_slo_answers_agree(duck, house):
+    """The SLO window counts and the burn status (every burn window) agree."""
+    config = load_config()
+    assert slo.slo_window(house, config, *WINDOW) == slo.slo_window(duck, config, *WINDOW)
+    assert slo.slo_status(house, config, WINDOW[1]) == slo.slo_status(duck, config, WINDOW[1])
+
+
+@pytest.mark.parametrize("filters", [{}, {"outcome": "success"}, {"tenant_id": "beta"},
+                                     {"ffh_kind": "tool", "ffh_name": "search"}])
+def test_task_lists_agree(duck, house, filters):
+    def listed(store):
+        return [_same(t) for t in tasks.list_tasks(store, *WINDOW, **filters)]
+    assert listed(house) == listed(duck) != []
+
+
+def _flat(spans: list[dict]) -> list[dict]:
+    return [x for s in spans for x in (_same(s), *_flat(s["children"]))]
+
+
+def test_traces_agree(duck, house):
+    """A trace's spans, as a tree, and the trace of each task agree."""
+    got, want = (tasks.get_trace(s, f"{2:032x}") for s in (house, duck))
+    assert (got["task_ids"], _flat(got["spans"])) == (want["task_ids"], _flat(want["spans"]))
+    assert tasks.task_trace_ids(house, TASK_IDS) == tasks.task_trace_ids(duck, TASK_IDS)

@@ -1,0 +1,11 @@
+-- queries.sla.sla_totals: how did the tasks of the window fare, all together? One row.
+with {{window_tasks}},
+grouped as (
+    select 1 as grp, *
+    from window_tasks
+),
+{{sla_grouped}}
+select groups.grp as grp, sla.* except (grp)
+from (select 1 as grp) as groups
+left join sla on sla.grp = groups.grp
+settings join_use_nulls = 1
