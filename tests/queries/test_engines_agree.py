@@ -24,7 +24,7 @@ from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
-from agentsla.queries import root_causes, sla, slo, tasks
+from agentsla.queries import hops, root_causes, sla, slo, tasks
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
@@ -263,3 +263,18 @@ def test_traces_agree(duck, house):
     got, want = (tasks.get_trace(s, f"{2:032x}") for s in (house, duck))
     assert (got["task_ids"], _flat(got["spans"])) == (want["task_ids"], _flat(want["spans"]))
     assert tasks.task_trace_ids(house, TASK_IDS) == tasks.task_trace_ids(duck, TASK_IDS)
+
+
+@pytest.mark.parametrize("filters", [{}, {"hop_kind": "model"}, {"tenant_id": "beta"}])
+def test_hop_stats_agree(duck, house, filters):
+    """Per-hop calls, logical calls, errors, reasons, latency quantiles and tokens agree."""
+    assert _close(hops.hop_stats(house, *WINDOW, **filters),
+                  hops.hop_stats(duck, *WINDOW, **filters))
+
+
+def test_hop_stats_follow_the_story(house):
+    by = {(r["hop_kind"], r["hop_name"]): r for r in hops.hop_stats(house, *WINDOW)}
+    search = by[("tool", "search")]  # two tries of one call, both timed out
+    assert (search["calls"], search["logical_calls"], search["timeouts"]) == (2, 1, 2)
+    gpt = by[("model", "gpt-4o")]  # ok once, a 429 then its retry, a 503: 4 calls, 3 logical
+    assert (gpt["calls"], gpt["logical_calls"], gpt["rate_limited"], gpt["errors"]) == (4, 3, 1, 2)

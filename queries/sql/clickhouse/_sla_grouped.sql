@@ -32,15 +32,6 @@ hist as (
     where finished and outcome not in ('cancelled', 'lost') and value is not null
     group by grp, metric, bucket
 ),
-hist_cumulative as (
-    select grp, metric, bucket,
-        sum(count) over (partition by grp, metric order by bucket
-                         rows between unbounded preceding and current row) as cum,
-        sum(count) over (partition by grp, metric) as n,
-        if(bucket = -1000000, 0.0, pow(2.0, bucket / 32.0) * (1 + pow(2.0, 1 / 32.0)) / 2)
-            as value
-    from hist
-),
 probs as (
     select *
     from values('p_metric String, label String, q Float64',
@@ -48,24 +39,14 @@ probs as (
                 ('latency_ms', 'latency_p99_ms', 0.99), ('budget_used', 'budget_used_p50', 0.5),
                 ('budget_used', 'budget_used_p95', 0.95))
 ),
-quantiles as (
-    -- linear interpolation between the values at ranks floor and ceil of (n - 1) q + 1, each
-    -- read as its bucket's midpoint: DuckDB's _hist_quantiles.sql, step for step
-    select grp, label,
-        minIf(value, cum >= floor((n - 1) * q) + 1) as lo,
-        minIf(value, cum >= ceil((n - 1) * q) + 1) as hi,
-        any((n - 1) * q - floor((n - 1) * q)) as frac
-    from hist_cumulative
-    inner join probs on probs.p_metric = hist_cumulative.metric
-    group by grp, label
-),
+{{hist_quantiles}},
 valued as (
     select grp,
-        maxIfOrNull(lo + frac * (hi - lo), label = 'latency_p50_ms') as latency_p50_ms,
-        maxIfOrNull(lo + frac * (hi - lo), label = 'latency_p95_ms') as latency_p95_ms,
-        maxIfOrNull(lo + frac * (hi - lo), label = 'latency_p99_ms') as latency_p99_ms,
-        maxIfOrNull(lo + frac * (hi - lo), label = 'budget_used_p50') as budget_used_p50,
-        maxIfOrNull(lo + frac * (hi - lo), label = 'budget_used_p95') as budget_used_p95
+        maxIfOrNull(value, label = 'latency_p50_ms') as latency_p50_ms,
+        maxIfOrNull(value, label = 'latency_p95_ms') as latency_p95_ms,
+        maxIfOrNull(value, label = 'latency_p99_ms') as latency_p99_ms,
+        maxIfOrNull(value, label = 'budget_used_p50') as budget_used_p50,
+        maxIfOrNull(value, label = 'budget_used_p95') as budget_used_p95
     from quantiles
     group by grp
 ),

@@ -38,8 +38,9 @@ def _send(url: str) -> None:
     provider = TracerProvider(resource=Resource.create({"service.name": "gw"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
     tracer = provider.get_tracer("test")
+    root_attrs = {"task.id": "served", "tenant.id": "acme"}
     with tracer.start_as_current_span("POST /ask", kind=SpanKind.SERVER,
-                                      attributes={"task.id": "served", "tenant.id": "acme"}) as root:
+                                      attributes=root_attrs) as root:
         with tracer.start_as_current_span("search", attributes={
                 "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
                 "error.type": "timeout", "hop.timeout_ms": 5000}) as tool:

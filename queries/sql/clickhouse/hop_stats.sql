@@ -1,0 +1,71 @@
+-- queries.hops.hop_stats: how is each hop doing over the spans that ended in the window?
+-- Over the spans view (no hop rollups on ClickHouse yet: roll_lo/roll_hi are not used).
+with window_spans as (
+    select s.*, (s.hop_kind, s.hop_name) as grp
+    from spans as s
+    where s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
+      and ({hop_kind:Nullable(String)} is null or s.hop_kind = {hop_kind:Nullable(String)})
+{{hop_task_filter}}
+),
+per_hop as (
+    -- columns read as w.*: unqualified names would be this select's own aliases; a logical
+    -- call counts at its first attempt, as in DuckDB's _hop_rows.sql
+    select w.grp as grp, count() as calls,
+        countIf(if(w.call_id is not null, w.span_id = w.call_id,
+                   coalesce(w.retry_attempt, 0) = 0)) as logical_calls,
+        countIf(coalesce(w.is_error, false)) as errors,
+        countIf(coalesce(w.error_type = 'timeout', false)) as timeouts,
+        countIf(coalesce(w.error_type = 'rate_limited', false)) as rate_limited,
+        countIf(coalesce(w.error_type = 'circuit_open', false)) as circuit_open,
+        sum(coalesce(w.input_tokens, 0)) as input_tokens,
+        sum(coalesce(w.output_tokens, 0)) as output_tokens
+    from window_spans as w
+    group by w.grp
+),
+hist as (
+    select grp, metric, {{hist_bucket}} as bucket, count() as count
+    from (
+        select grp, 'latency_ms' as metric, duration_ms as value
+        from window_spans
+        union all
+        select grp, 'ttft_ms', ttft_ms
+        from window_spans
+    )
+    where value is not null
+    group by grp, metric, bucket
+),
+probs as (
+    select *
+    from values('p_metric String, label String, q Float64',
+                ('latency_ms', 'latency_p50_ms', 0.5), ('latency_ms', 'latency_p95_ms', 0.95),
+                ('latency_ms', 'latency_p99_ms', 0.99), ('ttft_ms', 'ttft_p50_ms', 0.5),
+                ('ttft_ms', 'ttft_p95_ms', 0.95))
+),
+{{hist_quantiles}},
+valued as (
+    select grp,
+        maxIfOrNull(value, label = 'latency_p50_ms') as latency_p50_ms,
+        maxIfOrNull(value, label = 'latency_p95_ms') as latency_p95_ms,
+        maxIfOrNull(value, label = 'latency_p99_ms') as latency_p99_ms,
+        maxIfOrNull(value, label = 'ttft_p50_ms') as ttft_p50_ms,  -- null without streaming
+        maxIfOrNull(value, label = 'ttft_p95_ms') as ttft_p95_ms
+    from quantiles
+    group by grp
+)
+select
+    p.grp.1 as hop_kind, p.grp.2 as hop_name, p.calls as calls,
+    p.logical_calls as logical_calls,
+    p.calls / nullIf(p.logical_calls, 0) as attempts_per_call,
+    p.errors as errors, p.errors / p.calls as error_rate,
+    p.timeouts as timeouts, p.timeouts / p.calls as timeout_rate,
+    p.rate_limited as rate_limited, p.rate_limited / p.calls as rate_limited_rate,
+    p.circuit_open as circuit_open, p.circuit_open / p.calls as circuit_open_rate,
+    v.latency_p50_ms as latency_p50_ms, v.latency_p95_ms as latency_p95_ms,
+    v.latency_p99_ms as latency_p99_ms, v.ttft_p50_ms as ttft_p50_ms,
+    v.ttft_p95_ms as ttft_p95_ms, p.input_tokens as input_tokens,
+    p.output_tokens as output_tokens
+from per_hop as p
+left join valued as v on v.grp = p.grp
+order by errors desc, calls desc, hop_kind, hop_name
+limit {limit:UInt64}
+settings join_use_nulls = 1
