@@ -14,6 +14,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, Status, StatusCod
 from agentsla import __version__
 from agentsla.errors import AgentslaError
 from agentsla.simulator.model import SpanPlan, TaskPlan
+from agentsla.simulator.vocabulary import attributes, check
 
 DEFAULT_HTTP_ENDPOINT = "http://127.0.0.1:4318"
 DEFAULT_GRPC_ENDPOINT = "http://127.0.0.1:4317"
@@ -57,8 +58,10 @@ def build_exporter(endpoint: str | None, protocol: str, headers: Mapping[str, st
 class Emitter:
     """Creates SDK spans with explicit timestamps from SpanPlans and exports them in batches."""
 
-    def __init__(self, exporter: SpanExporter, anchor_ns: int) -> None:
+    def __init__(self, exporter: SpanExporter, anchor_ns: int,
+                 vocabulary: str = "agentsla") -> None:
         self.anchor_ns = anchor_ns
+        self.vocabulary = check(vocabulary)
         self.ids = PlannedIdGenerator()
         resource = Resource.create({"service.name": "agent-platform",
                                     "service.version": __version__,
@@ -85,9 +88,9 @@ class Emitter:
             context = trace.set_span_in_context(NonRecordingSpan(parent))
         self.ids.trace_id, self.ids.span_id = task.trace_id, plan.span_id
         span = self.tracer.start_span(plan.name, context=context, kind=plan.span_kind,
-                                      attributes=plan.attrs, start_time=self.ns(plan.start))
+                                      attributes=attributes(plan, self.vocabulary),
+                                      start_time=self.ns(plan.start))
         if plan.error is not None:
-            span.set_attribute("error.type", plan.error)
             if plan.exception:
                 span.add_event("exception", {"exception.type": plan.exception[0],
                                              "exception.message": plan.exception[1]},

@@ -156,6 +156,7 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
         protocol: str = "http", headers: Mapping[str, str] | None = None,
         environ: Mapping[str, str] | None = None, speed: float = 0.0,
         truth_path: str | Path | None = None, anchor: str = "start",
+        vocabulary: str = "agentsla",
         stop: threading.Event | None = None,
         on_task: Callable[[Tally], None] | None = None,
         on_failure: Callable[[str, int], None] | None = None) -> Summary:
@@ -163,6 +164,7 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
 
     Give `exporter` (e.g. an InMemorySpanExporter) or `endpoint`/`protocol`/`headers` for OTLP.
     Stops after `tasks` tasks or `duration` virtual seconds; `stop` ends it early (interrupted).
+    `vocabulary` (agentsla, genai, openinference) is the attribute set the spans speak.
     `on_failure(scenario, unix_ns)` hears of every failing span as it is sent, in end order.
     """
     if tasks is None and duration is None and isinstance(schedule, str) and ":" not in schedule:
@@ -172,8 +174,8 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
         (tasks or 0) / (rate or segments[0].profile.rate))
     anchor_ns = _anchor_ns(anchor, total, speed)
     exporter = exporter or build_exporter(endpoint, protocol, headers or {}, environ or {})
-    emitter = Emitter(exporter, anchor_ns)
-    writer = TruthWriter(truth_path, emitter.ns)
+    emitter = Emitter(exporter, anchor_ns, vocabulary)
+    writer = TruthWriter(truth_path, emitter.ns, vocabulary)
     starts = list(itertools.accumulate([0.0] + [s.duration_s or 0.0 for s in segments]))
     writer.header(seed, speed, [(s, starts[i], None if s.duration_s is None else starts[i + 1],
                                  rate or s.profile.rate) for i, s in enumerate(segments)])

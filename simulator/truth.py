@@ -10,6 +10,7 @@ from typing import IO, Any
 
 from agentsla.simulator.model import TaskPlan, truth_record
 from agentsla.simulator.scenarios import Segment
+from agentsla.simulator.vocabulary import findings, incidental, knowable
 
 FORMAT = "agentsla-simulator-truth/1"
 
@@ -34,8 +35,9 @@ class Tally:
 class TruthWriter:
     """Writes the truth file (or only tallies, when no path is given)."""
 
-    def __init__(self, path: str | Path | None, to_ns) -> None:
+    def __init__(self, path: str | Path | None, to_ns, vocabulary: str = "agentsla") -> None:
         self.to_ns = to_ns
+        self.vocabulary = vocabulary
         self.tally = Tally()
         self.records: list[dict[str, Any]] = []
         self._file: IO[str] | None = open(path, "w", encoding="utf-8") if path else None
@@ -48,17 +50,19 @@ class TruthWriter:
                                                                       float]]) -> None:
         """Write the header: seed, anchor and every segment with what it plants."""
         self._write({"type": "header", "format": FORMAT, "seed": seed, "speed": speed,
+                     "vocabulary": self.vocabulary,
                      "anchor_unix_nano": self.to_ns(0.0), "segments": [
                          {"scenario": seg.profile.name, "description": seg.profile.description,
                           "start_unix_nano": self.to_ns(start),
                           "end_unix_nano": None if end is None else self.to_ns(end),
-                          "rate": rate, "planted": list(seg.profile.planted),
-                          "incidental": list(seg.profile.incidental)}
+                          "rate": rate,
+                          "planted": findings(seg.profile.planted, self.vocabulary),
+                          "incidental": incidental(seg.profile, self.vocabulary)}
                          for seg, start, end, rate in segments]})
 
     def task(self, task: TaskPlan, planted: tuple[str, ...]) -> dict[str, Any]:
         """Write one finished task's line and return it."""
-        record = truth_record(task, planted)
+        record = knowable(truth_record(task, planted), task, self.vocabulary)
         record["start_unix_nano"] = self.to_ns(task.root.start)
         record["end_unix_nano"] = self.to_ns(task.root.end)
         self.tally.add(record)

@@ -31,6 +31,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rate", type=float, metavar="PER_S",
                         help="Tasks per virtual second (default: the scenario's own rate).")
     parser.add_argument("--truth", metavar="FILE", help="Write the ground truth as JSON lines.")
+    parser.add_argument("--vocabulary", choices=("agentsla", "genai", "openinference"),
+                        default="agentsla",
+                        help="Span attributes: agentsla's span contract (default), only the "
+                             "OpenTelemetry GenAI conventions, or OpenInference's.")
     parser.add_argument("--anchor", choices=("start", "end"), default="start",
                         help="Virtual time 0 is now (start), or the run ends now (end: data "
                              "never lies in the future at --speed > 1).")
@@ -99,7 +103,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     options = dict(seed=seed, tasks=args.tasks, duration=args.duration, rate=args.rate,
                    endpoint=args.endpoint, protocol=args.protocol,
                    headers=parse_headers(args.header), environ=environ,
-                   speed=speed_of(args, 1.0), truth_path=args.truth, anchor=args.anchor)
+                   speed=speed_of(args, 1.0), truth_path=args.truth, anchor=args.anchor,
+                   vocabulary=args.vocabulary)
     show = not args.quiet and not args.json and sys.stderr.isatty()
     with stop_on_signals(threading.Event()) as stop:
         if show:
