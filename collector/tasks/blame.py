@@ -96,11 +96,24 @@ def _deepest_in_flight(tree: SpanTree, key: Key, moment: float) -> Key | None:
     return best
 
 
+#: Hops that are calls to a dependency: a client span under one is that call's own transport.
+DEPENDENCY_HOPS = frozenset(("model", "tool", "cache", "storage", "queue"))
+_OUTBOUND = ("client", "producer")
+
+
 def _nearest_hop(tree: SpanTree, key: Key) -> Key:
+    # An outbound call (an HTTP client span) that no dependency hop encloses names the
+    # dependency that broke: reported at the gateway or agent above it, it would not.
+    outbound = None
     for ancestor in tree.ancestors_or_self(key):
-        if is_hop(tree.spans[ancestor]):
+        span = tree.spans[ancestor]
+        if is_hop(span):
+            if outbound is not None and span.get("hop_kind") not in DEPENDENCY_HOPS:
+                return outbound
             return ancestor
-    return key
+        if outbound is None and span.get("span_kind") in _OUTBOUND:
+            outbound = ancestor
+    return key if outbound is None else outbound
 
 
 def _report(tree: SpanTree, blamed: Key, reason: str) -> Blame:

@@ -84,6 +84,14 @@ CASES: dict[str, Case] = {
          {"span_id": "h1", "parent": "m1", "name": "POST /v1/chat/completions",
           "span_kind": "client", "start_ms": 20, "end_ms": 118_000}],
         {"outcome": "failed", **ffh("model", "gpt-4o", "timeout", "m1", detail="h1")}),
+    # A tool server called over plain HTTP (no hop attributes) answers 503 under the gateway:
+    # the client span is reported itself, not the gateway that only passed the failure on.
+    "bare_http_client_reported_itself": Case(
+        [gateway(end_ms=3000, status_code="error", http_status=500),
+         {"span_id": "h1", "parent": "gw", "name": "GET", "span_kind": "client",
+          "hop_kind": "other", "start_ms": 20, "end_ms": 900, "http_status": 503, "error_type": "server_error",
+          "status_code": "error"}],
+        {"outcome": "failed", **ffh("other", "GET", "server_error", "h1")}),
     # A 429 retried once and recovered: success, one retry, nothing to blame.
     "retried_429_recovered": Case(
         [gateway(end_ms=3000, status_code="ok", http_status=200), agent(end_ms=2990),
