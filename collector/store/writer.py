@@ -24,6 +24,35 @@ from agentsla.config import TasksConfig
 Row = dict[str, Any]
 #: How far past root_grace the sweep looks for SERVER spans still waiting for their parent.
 _ROOT_LOOKBACK_NS = 600 * 10**9
+#: Unfinished tasks due for re-materialization, and whether each is past its lost deadline.
+_DUE_SQL = """
+    with recent as (
+        -- only recent spans: older tasks get their root from the lost sweep
+        select task_id, trace_id, span_id, parent_span_id, span_kind, parent_remote,
+               received_ns
+        from span_store
+        where received_ns > $now - $root_grace_ns - $lookback_ns
+    ),
+    waited as (
+        -- a SERVER span that waited out root_grace for a parent of unknown
+        -- remoteness becomes the root (docs/tasks.md, Root)
+        select s.task_id
+        from recent s
+        where s.span_kind = 'server' and s.parent_remote is null
+          and s.parent_span_id is not null and s.received_ns <= $now - $root_grace_ns
+          and not exists (select 1 from recent p
+                          where p.task_id = s.task_id and p.trace_id = s.trace_id
+                            and p.span_id = s.parent_span_id)
+    )
+    select task_id,
+           first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+           + $grace_ns <= $now as lost
+    from task_store
+    where not finished
+      and (first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+           + $grace_ns <= $now
+           or task_id in (select task_id from waited))
+"""
 _LOOKUP_CHUNK = 1000  # ids per IN list: DuckDB probes the index up to index_scan_max_count (2048)
 
 
@@ -126,34 +155,7 @@ class TaskWriter:
         """
         now_ns = now_ns or time.time_ns()
         found = self.con.execute(
-            """
-            with recent as (
-                -- only recent spans: older tasks get their root from the lost sweep
-                select task_id, trace_id, span_id, parent_span_id, span_kind, parent_remote,
-                       received_ns
-                from span_store
-                where received_ns > $now - $root_grace_ns - $lookback_ns
-            ),
-            waited as (
-                -- a SERVER span that waited out root_grace for a parent of unknown
-                -- remoteness becomes the root (docs/tasks.md, Root)
-                select s.task_id
-                from recent s
-                where s.span_kind = 'server' and s.parent_remote is null
-                  and s.parent_span_id is not null and s.received_ns <= $now - $root_grace_ns
-                  and not exists (select 1 from recent p
-                                  where p.task_id = s.task_id and p.trace_id = s.trace_id
-                                    and p.span_id = s.parent_span_id)
-            )
-            select task_id,
-                   first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
-                   + $grace_ns <= $now as lost
-            from task_store
-            where not finished
-              and (first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
-                   + $grace_ns <= $now
-                   or task_id in (select task_id from waited))
-            """,
+            _DUE_SQL,
             {"default_ms": self.config.default_budget * 1000.0,
              "grace_ns": int(self.config.lost_grace * 1e9), "now": now_ns,
              "root_grace_ns": int(self.config.root_grace * 1e9),
