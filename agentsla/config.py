@@ -196,7 +196,12 @@ SETTINGS: tuple[Setting, ...] = (
             "ClickHouse store: each materializer pass re-reads spans that ended this long "
             "before its watermark, so spans arriving late still join their task."),
     Setting("materialize_interval", "tasks", 5.0, parse_duration,
-            "ClickHouse store: pause between two materializer passes of a shard."),
+            "ClickHouse store: pause between two materializer passes of a shard; 0 = `serve` "
+            "runs none (dedicated `agentsla materialize` workers do; they pause 1 s)."),
+    Setting("materialize_max_window", "tasks", 300.0, parse_duration,
+            "ClickHouse store: most span end time one materializer pass covers, so a shard "
+            "catching up on a backlog holds a bounded number of spans (then passes run back "
+            "to back)."),
     Setting("api", "client", "http://127.0.0.1:8710", parse_str,
             "Query API base URL used by the CLI and the dashboard."),
     Setting("api_ca_file", "client", "", parse_str,
@@ -278,6 +283,7 @@ class TasksConfig:
     rollup_retention: float = 400 * 86400.0
     late_window: float = 300.0
     materialize_interval: float = 5.0
+    materialize_max_window: float = 300.0
 
     def budget_ms_for(self, task_type: str | None) -> float | None:
         """Budget (ms) the config sets for a task type, or None."""

@@ -161,7 +161,8 @@ class _ClickHouseBackend:
         self.url = config.server.store
         self.runner = open_runner(self.url)  # a bad table or an unreachable server fails here
         self.materializer = MaterializerLoop(self.runner, self.url, config.tasks)
-        self.materializer.start()
+        if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
+            self.materializer.start()
         self.stores = store_factory(self.runner)
 
     async def submit(self, rows: list[dict]) -> None:

@@ -11,12 +11,11 @@ import argparse
 import sys
 import time
 
-from agentsla.collector.store.clickhouse.materializer import parse_shard, run_pass
+from agentsla.collector.store.clickhouse.materializer import parse_shard
+from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.errors import PermanentError, RetryableError
 from agentsla.queries.engines.clickhouse import open_runner
-
-NS = 1_000_000_000
 
 
 def add_parser(subparsers) -> None:
@@ -50,24 +49,18 @@ def run(args: argparse.Namespace, environ) -> int:
         raise PermanentError("materialize needs a ClickHouse store: --store clickhouse://... "
                              "or chdb:///path (DuckDB materializes as it writes)")
     runner = open_runner(url)
+    loop = MaterializerLoop(runner, url, config.tasks, args.shard)
     try:
         while True:
-            _one_pass(runner, url, args.shard, config.tasks, raise_errors=args.once)
+            behind = loop.run_once()  # a failed pass is logged; its watermark stays
+            if loop.last is not None and loop.last_error is None:
+                print(f"shard {args.shard}: {loop.last.tasks} tasks from {loop.last.spans} "
+                      f"spans", file=sys.stderr)
             if args.once:
+                if loop.last_error:
+                    raise RetryableError(f"shard {args.shard}: pass failed: {loop.last_error}")
                 return 0
-            time.sleep(config.tasks.materialize_interval)
+            if not behind:
+                time.sleep(config.tasks.materialize_interval or 1.0)  # 0 only turns serve's off
     finally:
         runner.close()
-
-
-def _one_pass(runner, url, shard, tasks, raise_errors: bool) -> None:
-    """Run one pass; a failed pass is reported and retried next time (its watermark stays)."""
-    try:
-        done = run_pass(runner, url.database, url.table, shard, tasks, time.time_ns(),
-                        round(tasks.late_window * NS))
-    except Exception as exc:  # the store's own errors: transient until shown otherwise
-        if raise_errors:
-            raise RetryableError(f"shard {shard}: pass failed: {exc}") from exc
-        print(f"shard {shard}: pass failed, retrying: {exc}", file=sys.stderr)
-        return
-    print(f"shard {shard}: {done.tasks} tasks from {done.spans} spans", file=sys.stderr)

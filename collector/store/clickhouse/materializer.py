@@ -23,6 +23,7 @@ from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
 _STATUS_CODE = {"unset": 0, "ok": 1, "error": 2}
+NS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -46,18 +47,25 @@ def parse_shard(text: str) -> Shard:
 
 @dataclass
 class PassResult:
-    """What one pass did: tasks written, spans read, and the new watermark."""
+    """What one pass did: tasks written, spans read, the new watermark, whether it reached now."""
 
     tasks: int
     spans: int
     watermark_ns: int
+    caught_up: bool
 
 
 def run_pass(runner: Any, database: str, table: str, shard: Shard, config: TasksConfig,
-             now_ns: int, late_window_ns: int) -> PassResult:
-    """Materialize the shard's tasks touched since its watermark; move the watermark to now."""
-    since = max(0, watermark(runner, database, shard) - late_window_ns)
-    task_traces = _task_traces(runner, database, table, shard, since, now_ns)
+             now_ns: int) -> PassResult:
+    """Materialize the shard's tasks touched since its watermark; move the watermark on.
+
+    One pass covers at most `materialize_max_window` of span end times, so a shard catching up
+    on a backlog holds a bounded number of spans in memory; `caught_up` says it reached now.
+    """
+    mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
+    until = min(now_ns, mark + round(config.materialize_max_window * NS))
+    since = max(0, mark - round(config.late_window * NS))
+    task_traces = _task_traces(runner, database, table, shard, since, until)
     spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
     by_task = _group(spans, task_traces)
     tasks, facts = [], []
@@ -70,8 +78,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     runner.insert(f"{database}.agentsla_span_facts", facts)
     runner.insert(f"{database}.agentsla_tasks", tasks)
     runner.insert(f"{database}.agentsla_watermarks",
-                  [{"shard": str(shard), "watermark_ns": now_ns, "version": now_ns}])
-    return PassResult(len(tasks), len(spans), now_ns)
+                  [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
+    return PassResult(len(tasks), len(spans), until, until >= now_ns)
 
 
 def watermark(runner: Any, database: str, shard: Shard) -> int:
@@ -79,6 +87,13 @@ def watermark(runner: Any, database: str, shard: Shard) -> int:
     rows = runner.arrow(f"select watermark_ns from {database}.agentsla_watermarks final "
                         "where shard = {shard:String}", {"shard": str(shard)}).to_pylist()
     return rows[0]["watermark_ns"] if rows else 0
+
+
+def _first_end(runner: Any, database: str, table: str, now_ns: int) -> int:
+    """Return where a shard's first pass starts: the earliest span end (now if none)."""
+    rows = runner.arrow(f"select min(toUnixTimestamp64Nano(Timestamp) + Duration) as first, "
+                        f"count() as n from {database}.{table}", {}).to_pylist()
+    return rows[0]["first"] if rows and rows[0]["n"] else now_ns
 
 
 def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
@@ -90,6 +105,7 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
         f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
         f"declared from {database}.{table} where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
         f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
+        f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
         params).to_pylist()
     # the first task.id a trace declares (by end: spans are exported as they end) wins

@@ -12,12 +12,11 @@ import threading
 import time
 from typing import Any
 
-from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.collector.store.clickhouse.materializer import PassResult, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.config import TasksConfig
 
 log = logging.getLogger("agentsla.materializer")
-NS = 1_000_000_000
 
 
 class MaterializerLoop:
@@ -32,6 +31,7 @@ class MaterializerLoop:
         self.passes = self.failed_passes = 0
         self.last_error: str | None = None
         self.watermark_ns: int | None = None
+        self.last: PassResult | None = None
 
     def start(self) -> None:
         """Start the thread."""
@@ -40,29 +40,31 @@ class MaterializerLoop:
     def stop(self) -> None:
         """Ask the thread to end after its current pass, and wait for it."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.ident is not None:  # never started when serve leaves it to workers
+            self._thread.join()
 
-    def run_once(self) -> None:
-        """Run one pass now (on the caller's thread), recording how it went."""
+    def run_once(self) -> bool:
+        """Run one pass now (on the caller's thread); tell whether a backlog remains."""
         try:
             done = run_pass(self._runner, self._url.database, self._url.table, self._shard,
-                            self._config, time.time_ns(), round(self._config.late_window * NS))
+                            self._config, time.time_ns())
         except Exception as exc:  # the store's errors are transient until shown otherwise
             self.failed_passes += 1
             self.last_error = str(exc)
             log.error("materializer pass failed (retried next interval): %s", exc)
-            return
+            return False
         self.passes += 1
-        self.last_error = None
+        self.last, self.last_error = done, None
         self.watermark_ns = done.watermark_ns
+        return not done.caught_up
 
     def health(self) -> dict[str, Any]:
         """State for /api/v1/health."""
-        return {"alive": self._thread.is_alive(), "shard": str(self._shard),
+        return {"running": self._thread.is_alive(), "shard": str(self._shard),
                 "passes": self.passes, "failed_passes": self.failed_passes,
                 "last_error": self.last_error, "watermark_ns": self.watermark_ns}
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.run_once()
-            self._stop.wait(self._config.materialize_interval)
+            if not self.run_once():  # a shard behind on a backlog passes again at once
+                self._stop.wait(self._config.materialize_interval)

@@ -19,7 +19,7 @@ from agentsla.queries.engines.clickhouse import ChdbRunner, check_traces_table, 
 
 T0 = 1_780_000_000 * 10**9
 MS = 10**6
-CONFIG = replace(load_config().tasks, root_grace=0.0)
+CONFIG = replace(load_config().tasks, root_grace=0.0, late_window=0.0)
 
 URLS = [
     # (text, expected)
@@ -158,7 +158,7 @@ def test_shards_split_the_tasks_and_together_cover_them(runner):
     url = _store(runner, "sharded")
     runner.insert("sharded.otel_traces", [_row(t, 1, None, 0, 100, task__id=f"t{t}")
                                           for t in range(1, 5)])
-    written = [run_pass(runner, "sharded", url.table, Shard(k, 2), CONFIG, _now(1000), 0).tasks
+    written = [run_pass(runner, "sharded", url.table, Shard(k, 2), CONFIG, _now(1000)).tasks
                for k in (0, 1)]
     assert sum(written) == 4 and 0 not in written  # these ids hash to both shards
     assert sorted(_tasks(runner, "sharded")) == ["t1", "t2", "t3", "t4"]
@@ -169,10 +169,10 @@ def test_a_root_arriving_after_a_pass_finishes_its_task(runner):
     url = _store(runner, "lateroot")
     runner.insert("lateroot.otel_traces", [_row(1, 2, 1, 10, 50, gen_ai__operation__name="chat",
                                                 gen_ai__request__model="m")])
-    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(60), 0)
+    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(60))
     assert _tasks(runner, "lateroot")[f"{1:032x}"]["finished"] is False
     runner.insert("lateroot.otel_traces", [_row(1, 1, None, 0, 55)])  # ended before the mark
-    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(5000), 0)
+    run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(5000))
     task = _tasks(runner, "lateroot")[f"{1:032x}"]
     assert (task["finished"], task["outcome"], task["span_count"]) == (True, "success", 2)
 
@@ -181,10 +181,11 @@ def test_a_late_span_within_the_window_joins_its_finished_task(runner):
     """A failing child exported after the task was judged is read again and blamed."""
     url = _store(runner, "latespan")
     runner.insert("latespan.otel_traces", [_row(1, 1, None, 0, 100, task__id="late")])
-    run_pass(runner, "latespan", url.table, Shard(0, 1), CONFIG, _now(200), 0)
+    run_pass(runner, "latespan", url.table, Shard(0, 1), CONFIG, _now(200))
     assert _tasks(runner, "latespan")["late"]["outcome"] == "success"
     runner.insert("latespan.otel_traces", [_row(1, 2, 1, 10, 90, fallback__used="true")])
-    run_pass(runner, "latespan", url.table, Shard(0, 1), CONFIG, _now(300), 250 * MS)
+    late = replace(CONFIG, late_window=0.25)  # 250 ms back from the watermark (200 ms)
+    run_pass(runner, "latespan", url.table, Shard(0, 1), late, _now(300))
     task = _tasks(runner, "latespan")["late"]
     assert (task["outcome"], task["span_count"], task["fallback_used"]) == ("degraded", 2, True)
 
@@ -193,6 +194,20 @@ def test_a_restarted_shard_resumes_from_its_watermark(runner):
     """The watermark is stored: a new pass (a fresh worker) starts where the last one ended."""
     url = _store(runner, "resume")
     runner.insert("resume.otel_traces", [_row(1, 1, None, 0, 100, task__id="a")])
-    run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(200), 0)
-    again = run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(300), 0)
+    run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(200))
+    again = run_pass(runner, "resume", url.table, Shard(0, 1), CONFIG, _now(300))
     assert (again.tasks, again.spans) == (0, 0)  # nothing new since the watermark
+
+
+def test_a_backlog_is_worked_off_in_bounded_passes(runner):
+    """Ten tasks ending a second apart from 0.1 s, passes of at most 3 s up to now (20 s)."""
+    url = _store(runner, "backlog")
+    runner.insert("backlog.otel_traces", [_row(t, 1, None, t * 1000, t * 1000 + 100,
+                                               task__id=f"b{t}") for t in range(10)])
+    small = replace(CONFIG, materialize_max_window=3.0)
+    passes = [run_pass(runner, "backlog", url.table, Shard(0, 1), small, _now(20_000))
+              for _ in range(7)]
+    # [0.1, 3.1) s, [3.1, 6.1), [6.1, 9.1), [9.1, 12.1), ..., [18.1, 20): now reached last
+    assert [p.caught_up for p in passes] == [False] * 6 + [True]
+    assert [p.tasks for p in passes] == [3, 3, 3, 1, 0, 0, 0]
+    assert len(_tasks(runner, "backlog")) == 10
