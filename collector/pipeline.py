@@ -206,12 +206,9 @@ class IngestPipeline:
                 return True
             except Exception as exc:  # noqa: BLE001 - supervision: log, answer 503, restart
                 self._errors_in_a_row += 1
-                self._last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("the writer failed unexpectedly (%d in a row); its batch is "
                               "answered 503", self._errors_in_a_row)
-                self._finish(self._in_hand, RetryableError(
-                    f"internal error while storing spans, retry later: {self._last_error}",
-                    self.ingest.retry_after))
+                self._finish(self._in_hand, self._internal_error(exc))
                 if self._errors_in_a_row > self.ingest.writer_max_restarts:
                     return False
                 self.writer.forget_memory()
@@ -286,8 +283,7 @@ class IngestPipeline:
             result = self.writer.write(rows)
         except Exception as exc:  # noqa: BLE001 - isolated, then classified below
             if len(group) > 1:
-                for item in group:  # isolate the request that cannot be written
-                    self._commit([item])
+                self._commit_each(group)
                 return
             if not isinstance(exc, duckdb.Error):
                 raise  # unexpected: the supervisor logs it, answers 503 and restarts the writer
@@ -306,6 +302,23 @@ class IngestPipeline:
         self.stats.last_commit_ns = time.time_ns()
         self._errors_in_a_row = 0
         self._finish(group, None)
+
+    def _commit_each(self, group: list[_Item]) -> None:
+        """Isolate the request that cannot be written: commit the others, then raise its error."""
+        unexpected: Exception | None = None
+        for item in group:
+            try:
+                self._commit([item])
+            except Exception as exc:  # noqa: BLE001 - raised again once the others are in
+                self._finish([item], self._internal_error(exc))
+                unexpected = unexpected or exc
+        if unexpected is not None:
+            raise unexpected
+
+    def _internal_error(self, exc: Exception) -> RetryableError:
+        self._last_error = f"{type(exc).__name__}: {exc}"
+        return RetryableError(f"internal error while storing spans, retry later: "
+                              f"{self._last_error}", self.ingest.retry_after)
 
     def _finish(self, group: list[_Item], error: AgentslaError | None) -> None:
         with self._cond:
