@@ -153,6 +153,20 @@ class ApiClient:
         return self.get("/api/v1/openapi.json")
 
 
+def _tls_context(ca_file: str, cert_file: str, key_file: str) -> ssl.SSLContext | bool:
+    """Verify an https API against ca_file (else the default trust), presenting cert_file."""
+    if not (ca_file or cert_file):
+        return True  # httpx's default trust (it honours SSL_CERT_FILE)
+    try:
+        context = ssl.create_default_context(cafile=ca_file or None)
+        if cert_file:
+            context.load_cert_chain(cert_file, key_file or None)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"cannot use api_ca_file {ca_file!r}, api_cert_file {cert_file!r}, "
+                          f"api_key_file {key_file!r}: {exc}") from None
+    return context
+
+
 def _error_from(response: httpx.Response) -> AgentslaError:
     try:
         message = response.json()["error"]
