@@ -159,7 +159,7 @@ class Signals:
             self._save(incident)
 
     def _pareto(self, incident: Incident, now: float, cur, start: int, end: int, scope) -> None:
-        from agentsla.alerts.rules.source import task_trace_ids
+        from agentsla.queries.tasks import task_trace_ids
         from agentsla.queries.root_causes import root_causes
 
         rows = root_causes(cur, start, end, scope["task_type"], scope["tenant_id"], limit=5)
@@ -182,7 +182,7 @@ class Signals:
             data={"pareto": [_pareto_row(r) for r in rows]})
 
     def _findings(self, incident: Incident, now: float, cur, start: int, end: int) -> None:
-        from agentsla.alerts.rules.source import task_trace_ids
+        from agentsla.queries.tasks import task_trace_ids
         from agentsla.queries.findings import find_findings
 
         seen = set(incident.data.get("findings_seen", []))
