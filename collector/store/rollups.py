@@ -11,16 +11,18 @@ Tasks change as spans arrive (re-materialization, the lost sweep, a trace moving
 task), so the writer hands every replaced row to `replace_tasks`: the old row's contribution is
 subtracted and the new one's added, in the same transaction. Spans are immutable except their
 logical call numbers, which `calls_changed` corrects. Each batch's deltas are grouped in SQL and
-merged into the rows of the minutes they touch, so a table holds one row per minute and key.
+appended (readers sum rows anyway); every COMPACT_EVERY batches the minutes touched since are
+summed into one row per minute and key, as ClickHouse's SummingMergeTree does on merge.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 MINUTE_NS = 60 * 10**9
 HOUR_NS = 3600 * 10**9
@@ -30,6 +32,8 @@ HOURLY = "_hourly"
 #: Histogram scale: bucket i holds (2^(i/32), 2^((i+1)/32)]; ZERO_BUCKET holds exact zeros.
 SCALE = 5
 ZERO_BUCKET = -1_000_000
+#: Batches of appended deltas between compactions (about; counted per table appended to).
+COMPACT_EVERY = 50
 
 
 def bucket_sql(value: str) -> str:
@@ -133,39 +137,39 @@ SPAN_ROLLUPS = (HOPS, HOP_HISTOGRAMS)
 ROLLUPS = TASK_ROLLUPS + SPAN_ROLLUPS
 
 
-def _matches(keys: Iterable[str], a: str, b: str) -> str:
-    return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in keys)
+def _nonzero(rollup: Rollup) -> str:
+    return " or ".join(f"{v} <> 0" for v in rollup.values)
 
 
-def merge(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> None:
-    """Add the deltas a select yields to the rollup rows of the same minute (and hour) and key."""
-    keys, values = ", ".join(rollup.keys), rollup.values
-    nonzero = " or ".join(f"{v} <> 0" for v in values)
-    summed = ", ".join(f"sum({v}) as {v}" for v in values)
-    con.execute(f"create or replace temp table rollup_delta as select {keys}, {summed} "
-                f"from ({delta_sql}) group by all having {nonzero}")
-    _merge_delta(con, rollup, rollup.table)
-    con.execute(f"create or replace temp table rollup_delta as select minute_ns // {HOUR_NS} * "
-                f"{HOUR_NS} as minute_ns, {', '.join(rollup.keys[1:])}, {summed} "
-                f"from rollup_delta group by all having {nonzero}")
-    _merge_delta(con, rollup, rollup.table + HOURLY)
+def _summed(rollup: Rollup) -> str:
+    return ", ".join(f"sum({v}) as {v}" for v in rollup.values)
 
 
-def _merge_delta(con: duckdb.DuckDBPyConnection, rollup: Rollup, table: str) -> None:
-    keys, values = ", ".join(rollup.keys), rollup.values
-    nonzero = " or ".join(f"{v} <> 0" for v in values)
-    summed = ", ".join(f"sum({v}) as {v}" for v in values)
-    ((lo, hi),) = con.execute("select min(minute_ns), max(minute_ns) from rollup_delta").fetchall()
-    if lo is None:
-        return
-    # The constant minute range lets DuckDB skip row groups by their zone maps.
-    touched = (f"t.minute_ns between {lo} and {hi} and exists (select 1 from rollup_delta d "
-               f"where {_matches(rollup.keys, 'd', 't')})")
-    con.execute(f"create or replace temp table rollup_merged as select {keys}, {summed} from ("
-                f"select * from {table} t where {touched} "
-                f"union all by name select * from rollup_delta) group by all having {nonzero}")
-    con.execute(f"delete from {table} t where {touched}")
-    con.execute(f"insert into {table} by name select * from rollup_merged")
+def append(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> None:
+    """Append the deltas a select yields to both tiers (two statements: each is a round trip)."""
+    con.execute(f"insert into {rollup.table} by name select * from ({delta_sql}) "
+                f"where {_nonzero(rollup)}")
+    con.execute(f"insert into {rollup.table}{HOURLY} by name select minute_ns // {HOUR_NS} * "
+                f"{HOUR_NS} as minute_ns, {', '.join(rollup.keys[1:])}, {_summed(rollup)} "
+                f"from ({delta_sql}) group by all having {_nonzero(rollup)}")
+
+
+def compact(con: duckdb.DuckDBPyConnection, rollup: Rollup, lo: int, hi: int) -> None:
+    """Sum the rows of minutes lo..hi (and their hours) into one row per minute and key."""
+    for table, first in ((rollup.table, lo), (rollup.table + HOURLY, lo // HOUR_NS * HOUR_NS)):
+        # the constant minute range lets DuckDB skip row groups by their zone maps
+        where = f"minute_ns between {first} and {hi}"
+        con.execute(f"create or replace temp table rollup_compacted as select "
+                    f"{', '.join(rollup.keys)}, {_summed(rollup)} from {table} where {where} "
+                    f"group by all having {_nonzero(rollup)}")
+        con.execute(f"delete from {table} where {where}")
+        con.execute(f"insert into {table} by name select * from rollup_compacted")
+
+
+def summed_rows(con: duckdb.DuckDBPyConnection, table: str, rollup: Rollup) -> list[tuple]:
+    """Return a tier's rows summed per minute and key (appended deltas not yet compacted)."""
+    return con.execute(f"select {', '.join(rollup.keys)}, {_summed(rollup)} from {table} "
+                       f"group by all having {_nonzero(rollup)} order by all").fetchall()
 
 
 def _signed(sources: list[tuple[int, str]]) -> str:
@@ -181,9 +185,13 @@ def _ids_literal(ids: list[str]) -> str:
 class RollupWriter:
     """Keeps the rollups current from inside the writer's transaction (one call per change)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, enabled: bool = True) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, enabled: bool = True,
+                 compact_every: int = COMPACT_EVERY) -> None:
         self.con = con
         self.enabled = enabled
+        self.compact_every = compact_every
+        self._appends = 0
+        self._touched: dict[str, tuple[int, int]] = {}
 
     def replace_tasks(self, rows: list[dict], replaced: list[str]) -> None:
         """Count new task rows; uncount the stored rows of `replaced` they replace."""
@@ -208,20 +216,21 @@ class RollupWriter:
         """Count newly stored spans."""
         if self.enabled and spans.num_rows:
             self.con.register("rollup_new_spans", spans)
-            self._apply(SPAN_ROLLUPS, _signed([(1, "rollup_new_spans")]))
+            new = f"(select {_SPAN_COLS} from rollup_new_spans)"
+            self._apply(SPAN_ROLLUPS, _signed([(1, new)]))
             self.con.unregister("rollup_new_spans")
 
     def calls_changed(self, updates: str, lo_ns: int, hi_ns: int) -> None:
         """Correct logical calls and retries of stored spans renumbered by `updates`."""
         if not self.enabled:
             return
-        old = (f"(select s.* from span_store s join {updates} u on s.trace_id = u.trace_id "
-               f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns})")
-        new = (f"(select s.* exclude (call_id, attempt), u.call_id, u.attempt from "
-               f"span_store s join {updates} u on s.trace_id = u.trace_id "
-               f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns})")
+        join = (f"from span_store s join {updates} u on s.trace_id = u.trace_id "
+                f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns}")
+        renumbered = _SPAN_COLS_OF_S.replace("s.call_id", "u.call_id").replace("s.attempt",
+                                                                              "u.attempt")
+        old, new = f"(select {_SPAN_COLS_OF_S} {join})", f"(select {renumbered} {join})"
         # only counts change: a span's latency and minute are fixed once stored
-        merge(self.con, HOPS, HOPS.contribution.format(src=f"({_signed([(-1, old), (1, new)])})"))
+        self._apply((HOPS,), _signed([(-1, old), (1, new)]))
 
     def delete_before(self, cutoff_ns: int) -> None:
         """Delete rollup minutes before the cutoff (rollup retention, its own clock)."""
@@ -231,12 +240,41 @@ class RollupWriter:
             self.con.execute(f"delete from {rollup.table}{HOURLY} where minute_ns < ?",
                              [cutoff_ns // HOUR_NS * HOUR_NS])
 
+    def compact(self) -> None:
+        """Sum the rows appended since the last compaction (inside the caller's transaction)."""
+        for rollup in ROLLUPS:
+            if rollup.table in self._touched:
+                compact(self.con, rollup, *self._touched.pop(rollup.table))
+        self._appends = 0
+
     def _apply(self, rollups: tuple[Rollup, ...], signed: str) -> None:
-        self.con.execute(f"create or replace temp table rollup_src as {signed}")
+        src = self.con.sql(signed).to_arrow_table()
+        if not src.num_rows:
+            return
+        self.con.register("rollup_src", src)
+        # a superset of the minutes the rows count in (a task's end, else its start)
+        lo = pc.min(src["start_ns"])
+        hi = pc.max(pc.max_element_wise(src["start_ns"], src["end_ns"]))
+        touched = (lo.as_py() // MINUTE_NS * MINUTE_NS, hi.as_py())
         for rollup in rollups:
-            merge(self.con, rollup, rollup.contribution.format(src="rollup_src"))
+            self._append(rollup, rollup.contribution.format(src="rollup_src"), touched)
+        self.con.unregister("rollup_src")
+
+    def _append(self, rollup: Rollup, delta_sql: str, touched: tuple[int, int]) -> None:
+        append(self.con, rollup, delta_sql)
+        lo, hi = self._touched.get(rollup.table, touched)
+        self._touched[rollup.table] = (min(lo, touched[0]), max(hi, touched[1]))
+        self._appends += 1
+        if self._appends >= self.compact_every * len(ROLLUPS):
+            self.compact()
 
 
+#: Span columns the contributions read (copying whole rows would copy their JSON too).
+SPAN_COLUMNS_USED = ("span_id", "start_ns", "end_ns", "duration_ms", "hop_kind", "hop_name",
+                     "is_error", "error_type", "retry_attempt", "call_id", "attempt",
+                     "input_tokens", "output_tokens", "ttft_ms")
+_SPAN_COLS = ", ".join(SPAN_COLUMNS_USED)
+_SPAN_COLS_OF_S = ", ".join(f"s.{c}" for c in SPAN_COLUMNS_USED)
 #: Task columns the contributions read (besides task_id).
 TASK_COLUMNS_USED = ("task_type", "tenant_id", "service_name", "agent", "start_ns", "end_ns",
                      "finished", "outcome", "gateway_ok", "duration_ms", "budget_used_ratio",

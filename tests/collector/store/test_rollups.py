@@ -36,10 +36,10 @@ def writer(con, **changes) -> TaskWriter:
 
 def task_minutes(con) -> dict[tuple, dict]:
     """Rows of task_minutes: (minute offset from M0 in minutes, task_type) → non-zero counts."""
-    cur = con.execute("select * from task_minutes")
-    names = [d[0] for d in cur.description]
+    # appended deltas are summed by readers (and by compaction): sum them here too
+    names = [*rollups.TASKS.keys, *rollups.TASKS.values]
     out = {}
-    for row in cur.fetchall():
+    for row in rollups.summed_rows(con, "task_minutes", rollups.TASKS):
         r = dict(zip(names, row))
         key = ((r["minute_ns"] - M0) // MINUTE, r["task_type"])
         out[key] = {k: v for k, v in r.items() if k in rollups.TASK_COUNTS and v}
@@ -47,8 +47,9 @@ def task_minutes(con) -> dict[tuple, dict]:
 
 
 def hop_minutes(con, kind: str) -> dict[int, dict]:
-    rows = con.execute("select minute_ns, calls, logical_calls, retries, errors from hop_minutes "
-                       "where hop_kind = ?", [kind]).fetchall()
+    rows = con.execute("select minute_ns, sum(calls), sum(logical_calls), sum(retries), "
+                       "sum(errors) from hop_minutes where hop_kind = ? group by all "
+                       "having sum(calls) <> 0", [kind]).fetchall()
     return {(m - M0) // MINUTE: dict(zip(("calls", "logical_calls", "retries", "errors"), r))
             for m, *r in rows}
 
@@ -74,8 +75,8 @@ def test_a_late_root_moves_the_task_from_its_start_minute_to_its_end_minute(con)
     # the root ended at +70 s: minute 1; it failed; the provisional task is gone
     assert task_minutes(con) == {(1, "chat"): {"finished": 1, "failed": 1,
                                                "gateway_answered": 1}}
-    causes = con.execute("select minute_ns, ffh_kind, tasks, failed, lost_us "
-                         "from cause_minutes").fetchall()
+    causes = con.execute("select minute_ns, ffh_kind, sum(tasks), sum(failed), sum(lost_us) "
+                         "from cause_minutes group by all having sum(tasks) <> 0").fetchall()
     assert causes == [(M0 + MINUTE, "gateway", 1, 1, 70_000_000.0)]
 
 
@@ -129,7 +130,7 @@ def test_rebuild_reproduces_what_the_writer_kept(con):
     w.write([root(70, status_code="error"), child("3" * 16, 31, 65, retry_attempt=1)],
             now_ns=ms(70_000))
     def tables() -> dict:
-        return {t: sorted(con.execute(f"select * from {t}").fetchall(), key=repr)
+        return {t: rollups.summed_rows(con, t, r)
                 for r in rollups.ROLLUPS for t in (r.table, r.table + rollups.HOURLY)}
     live = tables()
     rollups.rebuild(con)
@@ -145,3 +146,15 @@ def test_the_histogram_bucket_is_opentelemetrys_index():
     got = [con.execute(f"select {rollups.bucket_sql(str(v))}").fetchall()[0][0]
            for v in (1, 2, 1.01, 0)]
     assert got == [-1, 31, 0, rollups.ZERO_BUCKET]
+
+
+def test_compaction_sums_appended_deltas_into_one_row_per_minute_and_key(con):
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))
+    before = task_minutes(con)
+    w.rollups.compact()
+    # the in-progress row and its removal cancel out; the failed task is one row
+    assert con.execute("select count(*) from task_minutes").fetchall() == [(1,)]
+    assert task_minutes(con) == before == {(1, "chat"): {"finished": 1, "failed": 1,
+                                                         "gateway_answered": 1}}
