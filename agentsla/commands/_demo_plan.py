@@ -68,15 +68,16 @@ class Phase:
 
 
 PHASES: tuple[Phase, ...] = (
-    Phase(HEALTHY, 0.10, "healthy traffic"),
-    # First: its hung calls end 60-180 s later, so its tool errors trail into the next phases.
-    Phase(TOOL, 0.20, TOOL.description, (("P0", "SLOErrorBudgetBurn"),
+    Phase(HEALTHY, 0.08, "healthy traffic"),
+    # Before the outages: their full pools make queue waits of their own.
+    Phase(BACKLOG, 0.11, BACKLOG.description, (("P1", "QueueWaitHigh"),)),
+    # Early: its hung calls end 60-180 s later, so its tool errors trail into the next phases.
+    Phase(TOOL, 0.18, TOOL.description, (("P0", "SLOErrorBudgetBurn"),
                                          ("P1", "ToolErrorRateHigh"))),
     Phase(LONG_TAIL, 0.15, LONG_TAIL.description, (("P0", "SLOErrorBudgetBurn"),)),
     Phase(STORM, 0.11, STORM.description, (("P1", "ModelRateLimited"),)),
-    Phase(BACKLOG, 0.11, BACKLOG.description, (("P1", "QueueWaitHigh"),)),
-    Phase(CAPACITY, 0.17, CAPACITY.description, (("P2", "TokenQuotaPredicted"),)),
-    Phase(HEALTHY, 0.16, "recovery: healthy traffic, the incidents resolve"),
+    Phase(CAPACITY, 0.24, CAPACITY.description, (("P2", "TokenQuotaPredicted"),)),
+    Phase(HEALTHY, 0.13, "recovery: healthy traffic, the incidents resolve"),
 )
 
 
@@ -120,8 +121,9 @@ DEMO_RULES: dict = {"groups": [{"name": "agentsla-demo", "rules": [
           "slo_burn_rate by (task_type) [1m] > 14.4 and slo_burn_rate by (task_type) [15s] > 14.4",
           "P0", "{{ $labels.task_type }} tasks burn the error budget {{ $value | humanize }}x "
           "(over 14.4x in 1m/15s)", for_="0s", min_tasks=2, slo_window="1m/15s", burn_factor="14.4"),
-    _rule("ToolErrorRateHigh", 'hop_error_rate{hop_kind="tool"} by (hop_name) [30s] > 0.05',
-          "P1", "Tool {{ $labels.hop_name }} fails {{ $value | percent }} of calls (threshold 5%)",
+    # 15 %: the stray late errors of hung calls ending after the incident do not re-alert.
+    _rule("ToolErrorRateHigh", 'hop_error_rate{hop_kind="tool"} by (hop_name) [30s] > 0.15',
+          "P1", "Tool {{ $labels.hop_name }} fails {{ $value | percent }} of calls (threshold 15%)",
           min_tasks=2, scope="hop"),
     _rule("ModelRateLimited",
           'hop_rate_limited_rate{hop_kind="model"} by (hop_name) [30s] > 0.2', "P1",
@@ -131,7 +133,9 @@ DEMO_RULES: dict = {"groups": [{"name": "agentsla-demo", "rules": [
           "p95 queue wait is {{ $value | seconds }} (threshold 5s)", min_tasks=10,
           scope="queue"),
     _rule("TokenQuotaPredicted",
-          "predict_linear(token_quota_ratio by (model) [20s], 2m) >= 1", "P2",
+          # Half the quota already used: a recovery after an outage climbs too, from near zero.
+          "predict_linear(token_quota_ratio by (model) [20s], 2m) >= 1 "
+          "and token_quota_ratio by (model) [20s] > 0.5", "P2",
           "{{ $labels.model }} is predicted to reach its token quota within 2 minutes "
           "({{ $value | percent }} of quota)", for_="15s", min_tasks=0, scope="model"),
 ]}]}

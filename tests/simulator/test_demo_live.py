@@ -71,13 +71,12 @@ def demo(tmp_path_factory) -> dict:
 
 
 def _new_alerts(firing: list[dict]) -> list[tuple[dict, dict]]:
-    """(notification, alert) for each alert instance the first time a notification fires it."""
+    """(notification, alert) for each alert the first time a notification fires it."""
     seen, out = set(), []
     for note in firing:
         for alert in note["alerts"]:
-            key = (alert["fingerprint"], alert["startsAt"])
-            if alert["status"] == "firing" and key not in seen:
-                seen.add(key)
+            if alert["status"] == "firing" and alert["fingerprint"] not in seen:
+                seen.add(alert["fingerprint"])
                 out.append((note, alert))
     return out
 
