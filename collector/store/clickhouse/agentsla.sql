@@ -3,8 +3,10 @@
 -- newest version of a key, so a replayed batch changes nothing (reads use FINAL).
 create table if not exists $database.agentsla_tasks (
     $task_columns,
-    version UInt64
-) ENGINE = ReplacingMergeTree(version)
+    version UInt64,
+    -- 1 drops the task (FINAL hides it): a trace keyed by its id that joined a declared task
+    is_deleted UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, is_deleted)
 ORDER BY task_id;
 
 -- What materialization adds to each span of the traces table: its task, its failure reason
@@ -30,4 +32,4 @@ create table if not exists $database.agentsla_watermarks (
 ORDER BY shard;
 
 create view if not exists $database.tasks as
-select * except (version) from $database.agentsla_tasks final;
+select * except (version, is_deleted) from $database.agentsla_tasks final;

@@ -65,7 +65,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
-    task_traces = _task_traces(runner, database, table, shard, since, until)
+    task_traces, moved = _task_traces(runner, database, table, shard, since, until)
     spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
     by_task = _group(spans, task_traces)
     tasks, facts = [], []
@@ -76,7 +76,9 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         facts += [_fact(r, task_id, done.calls.get((r["trace_id"], r["span_id"])), now_ns)
                   for r in rows]
     runner.insert(f"{database}.agentsla_span_facts", facts)
-    runner.insert(f"{database}.agentsla_tasks", tasks)
+    # a trace first keyed by its own id joined its declared task: drop the old row
+    tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
+    runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
     return PassResult(len(tasks), len(spans), until, until >= now_ns)
@@ -97,21 +99,23 @@ def _first_end(runner: Any, database: str, table: str, now_ns: int) -> int:
 
 
 def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
-                 until: int) -> dict[str, set[str]]:
-    """Return task -> trace ids to (re)materialize: recent traces and unfinished tasks."""
+                 until: int) -> tuple[dict[str, set[str]], list[str]]:
+    """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop."""
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until}
-    recent = runner.arrow(
-        f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
-        f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
-        f"declared from {database}.{table} where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
-        f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
-        f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
-        f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
-        params).to_pylist()
-    # the first task.id a trace declares (by end: spans are exported as they end) wins
+    recent = _recent(runner, database, table, params)
+    stored = {r["trace_id"]: r["task_id"] for r in runner.arrow(
+        f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
+        f"{database}.agentsla_span_facts final where trace_id in {{traces:Array(String)}} "
+        f"group by trace_id", {"traces": sorted(recent)}).to_pylist()}
     tasks: dict[str, set[str]] = defaultdict(set)
-    for row in recent:
-        tasks[row["declared"] or row["trace_id"]].add(row["trace_id"])
+    moved = []
+    for trace, declared in recent.items():
+        before = stored.get(trace)
+        # the first task.id a trace declares wins; one keyed by its trace id moves once
+        task = before if before and before != trace else (declared or trace)
+        if before == trace != task:
+            moved.append(trace)
+        tasks[task].add(trace)
     known = runner.arrow(
         f"select f.task_id as task_id, f.trace_id as trace_id from "
         f"{database}.agentsla_span_facts as f final where f.task_id in (select task_id from "
@@ -119,8 +123,22 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
         f"{{n:UInt64}} = {{k:UInt64}}) or f.task_id in {{tasks:Array(String)}}",
         {**params, "tasks": sorted(tasks)}).to_pylist()
     for row in known:  # traces stored earlier under a task this pass touches
-        tasks[row["task_id"]].add(row["trace_id"])
-    return tasks
+        if row["trace_id"] not in recent:
+            tasks[row["task_id"]].add(row["trace_id"])
+    return tasks, moved
+
+
+def _recent(runner: Any, database: str, table: str, params: dict) -> dict[str, str]:
+    """Return trace -> its first declared task.id ('' if none) for spans ending in range."""
+    rows = runner.arrow(
+        f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
+        f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
+        f"declared from {database}.{table} where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
+        f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
+        f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
+        f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
+        params).to_pylist()
+    return {r["trace_id"]: r["declared"] for r in rows}
 
 
 def _spans(runner: Any, database: str, trace_ids: list[str]) -> list[dict[str, Any]]:

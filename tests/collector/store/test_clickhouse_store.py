@@ -211,3 +211,18 @@ def test_a_backlog_is_worked_off_in_bounded_passes(runner):
     assert [p.caught_up for p in passes] == [False] * 6 + [True]
     assert [p.tasks for p in passes] == [3, 3, 3, 1, 0, 0, 0]
     assert len(_tasks(runner, "backlog")) == 10
+
+
+def test_a_trace_keyed_by_its_id_moves_to_the_task_its_root_declares(runner):
+    """Children first (task = the trace id), then the root with task.id: one task remains."""
+    url = _store(runner, "rekey")
+    runner.insert("rekey.otel_traces", [_row(1, 2, 1, 10, 50)])
+    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(60))
+    assert list(_tasks(runner, "rekey")) == [f"{1:032x}"]
+    runner.insert("rekey.otel_traces", [_row(1, 1, None, 0, 100, task__id="declared")])
+    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(200))
+    # a child ending later and naming no task still belongs to the declared one
+    runner.insert("rekey.otel_traces", [_row(1, 3, 1, 150, 250)])
+    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(300))
+    tasks = _tasks(runner, "rekey")
+    assert list(tasks) == ["declared"] and tasks["declared"]["span_count"] == 3
