@@ -158,3 +158,20 @@ def test_compaction_sums_appended_deltas_into_one_row_per_minute_and_key(con):
     assert con.execute("select count(*) from task_minutes").fetchall() == [(1,)]
     assert task_minutes(con) == before == {(1, "chat"): {"finished": 1, "failed": 1,
                                                          "gateway_answered": 1}}
+
+
+def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
+    from agentsla.cli import main
+    con = open_store(tmp_path / "agentsla.duckdb")
+    writer(con).write([root(10, status_code="error"), child("2" * 16, 1, 5)], now_ns=ms(10_000))
+    args = ["--data-dir", str(tmp_path), "--window", "1h", "--to", str(BASE_NS / NS + 1800)]
+    con.close()
+    assert main(["rollups", "check", *args]) == 0
+    con = open_store(tmp_path / "agentsla.duckdb")
+    con.execute("update task_minutes set failed = failed + 1")  # a rollup gone wrong
+    con.close()
+    assert main(["rollups", "check", *args]) == 1
+    assert "sla_totals.failed: rollups 2 != raw 1" in capsys.readouterr().out
+    assert main(["rollups", "rebuild", *args[:2]]) == 0
+    assert main(["rollups", "check", *args]) == 0
+    assert main(["rollups", "check", "--window", "soon", *args[:2]]) == 2  # a precise error
