@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentsla.simulator import SCENARIOS, Segment
-from agentsla.simulator.scenarios import BASE, TaskType
+from agentsla.simulator.scenarios import BASE, Profile, TaskType
 
 #: Wall-clock seconds the live schedule lasts by default; `--duration` stretches or shrinks it.
 DEFAULT_LIVE_S = 420.0
@@ -56,7 +56,7 @@ CAPACITY = replace(
 class Phase:
     """One part of the live schedule: what plays, what the audience is told, what should fire."""
 
-    profile: Any
+    profile: Profile
     share: float  # of the live duration
     says: str
     expect: tuple[tuple[str, str], ...] = ()  # (tier, alert name)
