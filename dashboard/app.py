@@ -42,7 +42,9 @@ def main() -> None:
         st.stop()
     if not gate.passed(config.client.dashboard_password):
         st.stop()
-    data.set_target(data.ApiTarget(config.client.api, config.server.api_token or None))
+    client = config.client
+    data.set_target(data.ApiTarget(client.api, config.server.api_token or None, client.api_ca_file,
+                                   client.api_cert_file, client.api_key_file))
     navigation = st.navigation([
         st.Page(PAGES_DIR / file, title=title, icon=icon, url_path=url, default=i == 0)
         for i, (file, title, icon, url) in enumerate(PAGES)])

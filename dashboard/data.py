@@ -28,10 +28,13 @@ _TARGET_KEY = "_agentsla_api_target"
 
 @dataclass(frozen=True)
 class ApiTarget:
-    """Where the query API is and the bearer token to send (None without one)."""
+    """Where the query API is, the bearer token to send (None without one) and its TLS files."""
 
     url: str
     token: str | None = None
+    ca_file: str = ""
+    cert_file: str = ""
+    key_file: str = ""
 
 
 def set_target(target: ApiTarget) -> None:
@@ -45,19 +48,20 @@ def target() -> ApiTarget:
 
 
 @st.cache_resource(show_spinner=False)
-def _client(url: str, token: str | None) -> ApiClient:
+def _client(where: ApiTarget) -> ApiClient:
     # one pooled client per API; httpx.Client is safe to share between sessions' threads
-    return ApiClient(url, token=token, timeout=TIMEOUT_S)
+    return ApiClient(where.url, token=where.token, timeout=TIMEOUT_S, ca_file=where.ca_file,
+                     cert_file=where.cert_file, key_file=where.key_file)
 
 
 @st.cache_data(ttl=CACHE_TTL_S, show_spinner=False, max_entries=512)
-def _fetch(url: str, token: str | None, method: str, args: tuple, params: tuple) -> Any:
-    return getattr(_client(url, token), method)(*args, **dict(params))
+def _fetch(where: ApiTarget, method: str, args: tuple, params: tuple) -> Any:
+    return getattr(_client(where), method)(*args, **dict(params))
 
 
 @st.cache_data(ttl=LASTING_TTL_S, show_spinner=False, max_entries=64)
-def _fetch_lasting(url: str, token: str | None, method: str, args: tuple, params: tuple) -> Any:
-    return getattr(_client(url, token), method)(*args, **dict(params))
+def _fetch_lasting(where: ApiTarget, method: str, args: tuple, params: tuple) -> Any:
+    return getattr(_client(where), method)(*args, **dict(params))
 
 
 def call(method: str, *args: str, lasting: bool = False, **params: Any) -> Any:
@@ -69,12 +73,12 @@ def call(method: str, *args: str, lasting: bool = False, **params: Any) -> Any:
     where = target()
     clean = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None and v != ""))
     fetch = _fetch_lasting if lasting else _fetch
-    return fetch(where.url, where.token, method, tuple(args), clean)
+    return fetch(where, method, tuple(args), clean)
 
 
 @st.cache_data(ttl=SCHEMA_TTL_S, show_spinner=False)
-def _accepted(url: str, token: str | None) -> dict[str, frozenset[str]]:
-    spec = _client(url, token).openapi()
+def _accepted(where: ApiTarget) -> dict[str, frozenset[str]]:
+    spec = _client(where).openapi()
     out = {}
     for path, item in (spec.get("paths") or {}).items():
         op = item.get("get") or {}
@@ -86,7 +90,7 @@ def accepted_params(path: str) -> frozenset[str] | None:
     """Query parameters the API documents for `path` (None when its schema is unavailable)."""
     where = target()
     try:
-        return _accepted(where.url, where.token).get(path, frozenset())
+        return _accepted(where).get(path, frozenset())
     except AgentslaError:
         return None
 
@@ -95,7 +99,7 @@ def act(method: str, *args: str, **params: Any) -> Any:
     """Call one ApiClient method that changes state (e.g. `act("ack_incident", id, "ana")`),
     uncached, then forget cached answers so the page shows the change."""
     where = target()
-    answer = getattr(_client(where.url, where.token), method)(*args, **params)
+    answer = getattr(_client(where), method)(*args, **params)
     clear()
     return answer
 

@@ -77,6 +77,9 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         env["AGENTSLA_API_TOKEN"] = config.server.api_token
     if config.client.dashboard_password:
         env["AGENTSLA_DASHBOARD_PASSWORD"] = config.client.dashboard_password
+    for name in ("api_ca_file", "api_cert_file", "api_key_file"):  # an https API's TLS files
+        if getattr(config.client, name):
+            env[f"AGENTSLA_{name.upper()}"] = getattr(config.client, name)
     print(f"agentsla dashboard  http://{args.dashboard_host}:{port}  API {config.client.api}",
           flush=True)
     proc = subprocess.Popen(streamlit_command(_app_path(), args.dashboard_host, port), env=env)
