@@ -29,9 +29,6 @@ RUNS = [("agentsla", SEED, TASKS, ()), ("genai", 20261201, STANDARD_TASKS, ()),
           for vocabulary in ("genai", "openinference") for seed in (11, 20270101))]
 #: Known disagreements, each a product gap reported with this test (not the truth's doing).
 KNOWN = {
-    ("tool_no_timeout", "genai"): pytest.mark.xfail(strict=True, reason=(
-        "error.type psycopg.errors.QueryCanceled maps to cancelled; the status message says "
-        "statement timeout (the exception-event path already reads it as timeout)")),
     ("polling_wait", "openinference"): pytest.mark.xfail(strict=False, reason=(
         "context_growth reported on the polling scenario when task.type is absent")),
 }
