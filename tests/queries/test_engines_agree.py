@@ -19,7 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from agentsla.collector.processing.normalize import normalize_request
-from agentsla.collector.store.clickhouse.exporter_rows import exporter_rows
+from agentsla.collector.store.clickhouse.exporter_rows import render
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
@@ -111,6 +111,47 @@ def corpus() -> ExportTraceServiceRequest:
                                                  value=AnyValue(string_value="gateway")))
     resource.scope_spans.add().spans.extend(spans)
     return request
+
+
+def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
+    """Stand in for the Collector's clickhouseexporter: one otel_traces row per span.
+
+    As exporter_traces.go writes them: proto names for kind and status, the scope name also in
+    the attributes, every attribute value a string (AsString; `render` is checked against
+    hand-written strings in tests/collector/store/test_clickhouse_store.py).
+    """
+    def attrs(kvs) -> dict[str, str]:
+        return {kv.key: render(_plain(kv.value)) for kv in kvs}
+
+    def time(ns: int) -> str:
+        return f"{ns // 10**9}.{ns % 10**9:09d}"
+
+    kinds = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
+    rows = []
+    for rs in request.resource_spans:
+        resource = attrs(rs.resource.attributes)
+        for ss in rs.scope_spans:
+            scope = {"otel.scope.name": ss.scope.name} if ss.scope.name else {}
+            for span in ss.spans:
+                rows.append({
+                    "Timestamp": time(span.start_time_unix_nano), "TraceId": span.trace_id.hex(),
+                    "SpanId": span.span_id.hex(), "ParentSpanId": span.parent_span_id.hex(),
+                    "SpanName": span.name, "SpanKind": "SPAN_KIND_" + kinds[span.kind],
+                    "ServiceName": resource.get("service.name", ""),
+                    "ResourceAttributes": resource, "ScopeName": ss.scope.name,
+                    "SpanAttributes": {**attrs(span.attributes), **scope},
+                    "Duration": span.end_time_unix_nano - span.start_time_unix_nano,
+                    "StatusCode": "STATUS_CODE_" + ("UNSET", "OK", "ERROR")[span.status.code],
+                    "StatusMessage": span.status.message,
+                    "Events.Timestamp": [time(e.time_unix_nano) for e in span.events],
+                    "Events.Name": [e.name for e in span.events],
+                    "Events.Attributes": [attrs(e.attributes) for e in span.events]})
+    return rows
+
+
+def _plain(value: AnyValue):
+    which = value.WhichOneof("value")
+    return getattr(value, which) if which else None
 
 
 CONFIG = replace(load_config().tasks, root_grace=0.0)

@@ -3,60 +3,17 @@
 The exporter stores every attribute value as a string (pcommon.Value.AsString: integers in
 decimal, doubles without exponent, booleans as true/false, arrays and maps as JSON), span kind
 and status as their proto names, and the scope name both in ScopeName and in the attributes.
-agentsla's own receivers can write the same rows, so both feeds mix in one table.
+agentsla's own receivers write the same rows (from their normalized span rows), so both feeds
+mix in one table.
 """
 
 from __future__ import annotations
 
-import base64
 import math
 from decimal import Decimal
 from typing import Any
 
 import orjson
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-_KINDS = ("UNSPECIFIED", "INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER")
-_CODES = ("UNSET", "OK", "ERROR")
-
-
-def exporter_rows(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
-    """Return one otel_traces row (JSONEachRow keys) per span of an OTLP request."""
-    rows = []
-    for resource_spans in request.resource_spans:
-        resource = _attributes(resource_spans.resource.attributes)
-        for scope_spans in resource_spans.scope_spans:
-            scope = scope_spans.scope
-            for span in scope_spans.spans:
-                rows.append(_row(span, resource, scope))
-    return rows
-
-
-def _row(span: Any, resource: dict[str, str], scope: Any) -> dict[str, Any]:
-    attrs = _attributes(span.attributes)
-    if scope.name:
-        attrs["otel.scope.name"] = scope.name
-    if scope.version:
-        attrs["otel.scope.version"] = scope.version
-    kind = span.kind if 0 <= span.kind < len(_KINDS) else 0
-    code = span.status.code if 0 <= span.status.code < len(_CODES) else 0
-    return {
-        "Timestamp": _time(span.start_time_unix_nano), "TraceId": span.trace_id.hex(),
-        "SpanId": span.span_id.hex(), "ParentSpanId": span.parent_span_id.hex(),
-        "TraceState": span.trace_state, "SpanName": span.name,
-        "SpanKind": "SPAN_KIND_" + _KINDS[kind], "ServiceName": resource.get("service.name", ""),
-        "ResourceAttributes": resource, "ScopeName": scope.name,
-        "ScopeVersion": scope.version, "SpanAttributes": attrs,
-        "Duration": max(0, span.end_time_unix_nano - span.start_time_unix_nano),
-        "StatusCode": "STATUS_CODE_" + _CODES[code], "StatusMessage": span.status.message,
-        "Events.Timestamp": [_time(e.time_unix_nano) for e in span.events],
-        "Events.Name": [e.name for e in span.events],
-        "Events.Attributes": [_attributes(e.attributes) for e in span.events],
-        "Links.TraceId": [link.trace_id.hex() for link in span.links],
-        "Links.SpanId": [link.span_id.hex() for link in span.links],
-        "Links.TraceState": [link.trace_state for link in span.links],
-        "Links.Attributes": [_attributes(link.attributes) for link in span.links],
-    }
 
 
 def from_span_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -93,15 +50,6 @@ def _time(unix_ns: int) -> str:
     return f"{unix_ns // 10**9}.{unix_ns % 10**9:09d}"
 
 
-def _attributes(kvs: Any) -> dict[str, str]:
-    return {kv.key: as_string(kv.value) for kv in kvs}
-
-
-def as_string(value: Any) -> str:
-    """Render an OTLP AnyValue as the exporter does (pcommon.Value.AsString)."""
-    return render(_plain(value))
-
-
 def render(plain: Any) -> str:
     """Render a plain attribute value (str, bool, int, float, list, dict) as AsString does."""
     if isinstance(plain, str):
@@ -119,14 +67,3 @@ def render(plain: Any) -> str:
     if isinstance(plain, (list, dict)):
         return orjson.dumps(plain).decode()
     return str(plain)
-
-
-def _plain(value: Any) -> Any:
-    which = value.WhichOneof("value")
-    if which == "array_value":
-        return [_plain(v) for v in value.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _plain(kv.value) for kv in value.kvlist_value.values}
-    if which == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return getattr(value, which) if which else None
