@@ -527,7 +527,8 @@ def serve_api(data_dir: Path, port: int) -> None:
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
-def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve") -> dict:
+def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
+                skip: tuple[str, ...] = ()) -> dict:
     """Start a server on data_dir and time every route: cold first call, then `repeat` warm."""
     ids = _sample_ids(data_dir / "agentsla.duckdb", 2 * repeat + 2, seed)
     if kind == "serve":
@@ -544,6 +545,8 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve") -> 
         with httpx.Client(base_url=server.api_url, timeout=600) as client:
             id_iter = iter(ids)
             for name, path, params in ROUTES:
+                if name in skip:
+                    continue
                 times, size = [], 0
                 for _ in range(repeat + 1):
                     real = path
@@ -606,6 +609,8 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true",
                         help="time an existing --data-dir without regenerating it")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip", action="append", default=[], metavar="ROUTE",
+                        help="leave a route out (repeat), e.g. --skip budget")
     parser.add_argument("--server", choices=("serve", "api"), default="serve",
                         help="serve: the real `agentsla serve`; api: the query API alone "
                              "(create_api_app under uvicorn, no ingest pipeline)")
@@ -637,7 +642,7 @@ def main() -> None:
             log(f"generating ~{args.spans:,} spans into {db_path}")
             data = generate(db_path, args.spans, time.time_ns(), log)
         log(f"data: {data}")
-        timing = time_routes(data_dir, args.repeat, args.seed, args.server)
+        timing = time_routes(data_dir, args.repeat, args.seed, args.server, tuple(args.skip))
     finally:
         if not args.keep and not args.reuse:
             shutil.rmtree(data_dir, ignore_errors=True)
