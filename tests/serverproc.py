@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -18,11 +19,27 @@ import httpx
 import uvicorn
 
 
+#: Ports handed out below Linux's ephemeral range (32768-60999), where the kernel also picks
+#: the local ports of outgoing connections: a port free now is then far less likely to be
+#: taken by someone's client socket before the server binds it.
+_PORTS = range(20000, 32000)
+
+
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    for _ in range(100):
+        port = random.choice(_PORTS)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free loopback port found in 20000-31999")
+
+
+class _PortTaken(RuntimeError):
+    """The server could not bind a port free_port() had found free."""
 
 
 @dataclass
@@ -59,7 +76,24 @@ class ServerProcess:
         return f"http://127.0.0.1:{self.api_port}"
 
     def start(self, timeout: float = 30.0) -> "ServerProcess":
-        """Start the server and wait until its API answers."""
+        """Start the server and wait until its API answers.
+
+        A port taken between free_port() and the server's bind (other tests run at the same
+        time) is a race of the test harness, not of the server: the first start then tries
+        fresh ports, up to three times. A restart keeps its ports (clients know them).
+        """
+        restart, tries = self.proc is not None, 1
+        while True:
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                if restart or tries == 3:
+                    raise
+                tries += 1
+                self.http_port, self.grpc_port, self.api_port = (free_port(), free_port(),
+                                                                 free_port())
+
+    def _start(self, timeout: float) -> "ServerProcess":
         args = [sys.executable, "-m", "agentsla", "serve", "--data-dir", str(self.data_dir),
                 "--otlp-http-port", str(self.http_port), "--otlp-grpc-port", str(self.grpc_port),
                 "--api-port", str(self.api_port), *self.extra_args]
@@ -69,8 +103,9 @@ class ServerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"agentsla serve exited {self.proc.returncode}: "
-                                   f"{self.proc.stdout.read()}")
+                output = self.proc.stdout.read()
+                error = _PortTaken if "address already in use" in output else RuntimeError
+                raise error(f"agentsla serve exited {self.proc.returncode}: {output}")
             try:
                 if httpx.get(f"{self.api_url}/api/v1/health", timeout=1).status_code == 200:
                     return self
