@@ -53,6 +53,12 @@ class Forbidden(PermanentError):
     status = 403
 
 
+class NotOnThisStore(AgentslaError):
+    """A question the configured store engine does not answer yet (501: not a retry, not bad input)."""
+
+    status = 501
+
+
 class RetryableError(AgentslaError):
     """Transient failure: the client should retry later (HTTP 503/429, gRPC UNAVAILABLE)."""
 

@@ -18,6 +18,7 @@ from typing import Any, Mapping, Protocol
 
 import pyarrow as pa
 
+from agentsla.errors import NotOnThisStore
 from agentsla.queries._sql import DIMENSIONS
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -72,8 +73,14 @@ def _fragment(dialect: str, choice: str) -> str:
 
 @lru_cache(maxsize=None)
 def _read(dialect: str, name: str) -> str:
-    path = resources.files("agentsla.queries").joinpath("sql", dialect, f"{name}.sql")
-    if not re.fullmatch(r"[a-z0-9_]+(/[a-z0-9_]+)*", name) or not path.is_file():
+    sql = resources.files("agentsla.queries").joinpath("sql")
+    path = sql.joinpath(dialect, f"{name}.sql")
+    if not re.fullmatch(r"[a-z0-9_]+(/[a-z0-9_]+)*", name):
+        raise ValueError(f"no question or snippet {name!r} for the {dialect} store")
+    if not path.is_file():
+        if sql.joinpath("duckdb", f"{name}.sql").is_file():
+            raise NotOnThisStore(f"the {dialect} store does not answer {name!r} yet; "
+                                 "docs/scale-out.md lists what it answers")
         raise ValueError(f"no question or snippet {name!r} for the {dialect} store")
     return path.read_text(encoding="utf-8")
 

@@ -93,3 +93,11 @@ def test_values_json_cannot_carry_become_none():
     assert plain(math.nan) is None
     assert plain([1.5, math.inf, -math.inf]) == [1.5, None, None]
     assert plain("text") == "text"
+
+
+def test_a_question_another_engine_answers_is_501_not_a_crash():
+    # budget_waterfall has DuckDB SQL and (this session) no ClickHouse SQL
+    from agentsla.errors import NotOnThisStore
+    with pytest.raises(NotOnThisStore, match="clickhouse store does not answer") as err:
+        question_sql("clickhouse", "budget_waterfall", {})
+    assert err.value.status == 501
