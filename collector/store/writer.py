@@ -63,8 +63,8 @@ class TaskState:
     first_seen_ns: int
     spans: dict[tuple[str, str], Row] = field(default_factory=dict)
     stored: bool = True
-
     finished: bool = False  # as last materialized: finished tasks are evicted first
+
 
 @dataclass
 class WriteResult:
