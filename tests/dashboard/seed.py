@@ -17,24 +17,16 @@ from pathlib import Path
 
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
+
+from otlpvalues import av
 
 MS = 1_000_000
 #: The Streamlit entry point the AppTests run.
 APP = Path(__file__).parents[2] / "dashboard" / "app.py"
 _ids = itertools.count(1)
-
-
-def _value(v) -> AnyValue:
-    if isinstance(v, bool):
-        return AnyValue(bool_value=v)
-    if isinstance(v, int):
-        return AnyValue(int_value=v)
-    if isinstance(v, float):
-        return AnyValue(double_value=v)
-    return AnyValue(string_value=str(v))
 
 
 @dataclass
@@ -52,7 +44,7 @@ class TaskBuilder:
                     kind=kind, start_time_unix_nano=self.start_ns + int(start_ms * MS),
                     end_time_unix_nano=self.start_ns + int(end_ms * MS),
                     parent_span_id=parent.span_id if parent is not None else b"",
-                    attributes=[KeyValue(key=k.replace("__", "."), value=_value(v))
+                    attributes=[KeyValue(key=k.replace("__", "."), value=av(v))
                                 for k, v in attrs.items()])
         if error:
             span.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=name + " failed"))
@@ -136,7 +128,7 @@ def build(now_ns: int | None = None) -> tuple[ExportTraceServiceRequest, int]:
         scopes.setdefault(service, ScopeSpans()).spans.extend(builder.spans)
     request = ExportTraceServiceRequest(resource_spans=[
         ResourceSpans(resource=Resource(attributes=[
-            KeyValue(key="service.name", value=_value(service))]), scope_spans=[scope])
+            KeyValue(key="service.name", value=av(service))]), scope_spans=[scope])
         for service, scope in scopes.items()])
     return request, len(tasks)
 

@@ -16,6 +16,8 @@ import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
+from otlpvalues import av
+
 PROTO = {"Content-Type": "application/x-protobuf"}
 ARTIFACTS = Path(__file__).parents[2] / "test-artifacts" / "hardening"
 _BASE_NS = time.time_ns() - 600 * 10**9  # recent, so the tasks fall in default API windows
@@ -34,20 +36,6 @@ class SentTask:
 def trace_id_of(sender: int, seq: int, tag: int = 0xA6) -> str:
     """Return the 32-hex trace id of task `seq` of `sender` (tag separates test runs)."""
     return f"{tag:02x}{sender:06x}{seq:024x}"
-
-
-def _value(v) -> AnyValue:
-    if isinstance(v, bool):
-        return AnyValue(bool_value=v)
-    if isinstance(v, int):
-        return AnyValue(int_value=v)
-    if isinstance(v, float):
-        return AnyValue(double_value=v)
-    if isinstance(v, (list, tuple)):
-        out = AnyValue()
-        out.array_value.values.extend(_value(x) for x in v)
-        return out
-    return AnyValue(string_value=str(v))
 
 
 def agent_task(sender: int, seq: int, tag: int = 0xA6, pad: int = 0) -> SentTask:
@@ -96,7 +84,7 @@ def agent_task(sender: int, seq: int, tag: int = 0xA6, pad: int = 0) -> SentTask
         if failed and suffix in (1, 5):
             span.status.code = 2
             span.status.message = "model timed out"
-        span.attributes.extend(KeyValue(key=k, value=_value(v)) for k, v in attrs.items())
+        span.attributes.extend(KeyValue(key=k, value=av(v)) for k, v in attrs.items())
         expected[span.span_id.hex()] = {
             "name": name, "parent_span_id": span.parent_span_id.hex() or None,
             "start_ns": span.start_time_unix_nano, "end_ns": span.end_time_unix_nano,

@@ -28,20 +28,11 @@ from agentsla.queries import hops, root_causes, sla, slo, spans, tasks
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
+from otlpvalues import av
 
 T0 = 1_780_000_000 * 10**9  # a fixed moment; spans are placed in ms after it
 NOW = T0 + 600 * 10**9
 MS = 10**6
-
-
-def _value(v) -> AnyValue:
-    if isinstance(v, bool):
-        return AnyValue(bool_value=v)
-    if isinstance(v, int):
-        return AnyValue(int_value=v)
-    if isinstance(v, float):
-        return AnyValue(double_value=v)
-    return AnyValue(string_value=v)
 
 
 def _span(trace: int, span: int, parent: int | None, name: str, start_ms: int, end_ms: int,
@@ -50,13 +41,13 @@ def _span(trace: int, span: int, parent: int | None, name: str, start_ms: int, e
                parent_span_id=parent.to_bytes(8, "big") if parent else b"", name=name,
                kind=kind, start_time_unix_nano=T0 + start_ms * MS,
                end_time_unix_nano=T0 + end_ms * MS,
-               attributes=[KeyValue(key=k.replace("__", "."), value=_value(v))
+               attributes=[KeyValue(key=k.replace("__", "."), value=av(v))
                            for k, v in attrs.items()])
     if error:
         out.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=error))
     for name_, event_attrs in events:
         event = out.events.add(name=name_, time_unix_nano=T0 + end_ms * MS)
-        event.attributes.extend(KeyValue(key=k, value=_value(v)) for k, v in event_attrs.items())
+        event.attributes.extend(KeyValue(key=k, value=av(v)) for k, v in event_attrs.items())
     return out
 
 

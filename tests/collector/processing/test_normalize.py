@@ -8,41 +8,19 @@ import math
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from agentsla.collector.processing.normalize import normalize_request
 from agentsla.collector.store.schema import SPAN_COLUMN_NAMES
 from agentsla.config import load_config
+from otlpvalues import kvs
 
 LIMITS = load_config().ingest
 TRACE = bytes.fromhex("0af7651916cd43dd8448eb211c80319c")
 SPAN = bytes.fromhex("b7ad6b7169203331")
 PARENT = bytes.fromhex("00f067aa0ba902b7")
 T0 = 1_700_000_000_000_000_000
-
-
-def av(value) -> AnyValue:
-    """Build an AnyValue from a Python value (bytes, bool, int, float, str, list, dict)."""
-    if isinstance(value, AnyValue):
-        return value
-    if isinstance(value, bytes):
-        return AnyValue(bytes_value=value)
-    if isinstance(value, bool):
-        return AnyValue(bool_value=value)
-    if isinstance(value, int):
-        return AnyValue(int_value=value)
-    if isinstance(value, float):
-        return AnyValue(double_value=value)
-    if isinstance(value, list):
-        return AnyValue(array_value=ArrayValue(values=[av(v) for v in value]))
-    if isinstance(value, dict):
-        return AnyValue(kvlist_value=KeyValueList(values=kvs(value)))
-    return AnyValue(string_value=value)
-
-
-def kvs(attributes: dict) -> list[KeyValue]:
-    return [KeyValue(key=k, value=av(v)) for k, v in attributes.items()]
 
 
 def make_span(attributes: dict | None = None, **fields) -> Span:
