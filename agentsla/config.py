@@ -121,9 +121,9 @@ SETTINGS: tuple[Setting, ...] = (
             "`clickhouse://user:password@host:8123/database` (the OpenTelemetry Collector's "
             "clickhouseexporter table; `?table=` if not otel_traces) or `chdb:///path` "
             "(the ClickHouse engine in-process). docs/scale-out.md."),
-    Setting("memory_limit", "server", "256MB", parse_str,
-            "DuckDB buffer pool cap such as 2GB; larger queries spill to disk "
-            "('' = DuckDB's default, 80% of RAM)."),
+    Setting("memory_limit", "server", "1GB", parse_str,
+            "DuckDB buffer pool cap such as 2GB; larger queries spill to disk where DuckDB "
+            "can, else answer 503 naming this setting ('' = DuckDB's default, 80% of RAM)."),
     Setting("ingest_token", "server", "", parse_str,
             "If set, OTLP requests must send `Authorization: Bearer <token>`."),
     Setting("api_token", "server", "", parse_str,

@@ -8,11 +8,13 @@ fetched whole before the call returns.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
 
 import duckdb
 import pyarrow as pa
 
+from agentsla.errors import RetryableError
 from agentsla.queries.store import bound, plain, question_sql
 
 
@@ -28,16 +30,29 @@ class DuckDBStore:
              **fragments: str) -> list[dict]:
         """Run one question; return its rows as dicts (NaN and infinities as None)."""
         sql = question_sql(self.dialect, question, fragments)
-        self._con.execute(sql, bound(sql, params))
-        names = [d[0] for d in self._con.description]
-        return [{n: plain(v) for n, v in zip(names, row)} for row in self._con.fetchall()]
+        with self._memory_named(question):
+            self._con.execute(sql, bound(sql, params))
+            names = [d[0] for d in self._con.description]
+            return [{n: plain(v) for n, v in zip(names, row)} for row in self._con.fetchall()]
 
     def arrow(self, question: str, params: Mapping[str, Any] | None = None,
               **fragments: str) -> pa.Table:
         """Run one question; return its result as an Arrow table."""
         sql = question_sql(self.dialect, question, fragments)
         # through a relation: Arrow from an execute() result would copy the rows once more
-        return self._con.sql(sql, params=bound(sql, params)).to_arrow_table()
+        with self._memory_named(question):
+            return self._con.sql(sql, params=bound(sql, params)).to_arrow_table()
+
+    @contextmanager
+    def _memory_named(self, question: str) -> Iterator[None]:
+        # Out of memory is the configured cap, not a bug: say which question and which setting
+        # (503: the same question may fit once concurrent ones finish, or after a raise).
+        try:
+            yield
+        except duckdb.OutOfMemoryException:
+            limit = self._con.execute("select current_setting('memory_limit')").fetchone()[0]
+            raise RetryableError(f"{question!r} needs more memory than memory_limit ({limit}) "
+                                 "allows: ask a shorter window or raise memory_limit") from None
 
     def interrupt(self) -> None:
         """Interrupt the running query, which then raises duckdb.InterruptException."""
