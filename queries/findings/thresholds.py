@@ -87,6 +87,9 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "above which long prompts are blamed for the timeouts."),
     Threshold("rate_limit_min_absorbed", 5, "rate_limit_masking",
               "429s absorbed by retries (the call then succeeded), before reporting."),
+    Threshold("rate_limit_min_share", 0.05, "rate_limit_masking",
+              "... and at least this share of the hop's logical calls absorbed one: a rare 429 "
+              "that a retry absorbs is retrying working, not a storm hidden by retries."),
     Threshold("rate_limit_p99_ratio", 2.0, "rate_limit_masking",
               "p99 of calls that absorbed 429s over p99 of the others at which it is critical."),
     Threshold("false_failover_min_failures", 2, "false_failover",

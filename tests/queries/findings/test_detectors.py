@@ -225,6 +225,11 @@ def few_absorbed_429s():
     return _calls([["rate_limited", None]] * 2 + [[None]] * 5)
 
 
+def rare_absorbed_429s():
+    # 6 of 200 calls (3 %) absorbed a 429: enough 429s, but the retry working, not a storm
+    return _calls([["rate_limited", None]] * 6 + [[None]] * 194)
+
+
 # -- false_failover -----------------------------------------------------------------------------
 
 def _failovers(error: str | None, n: int = 3, caller_marks: bool = False):
@@ -406,6 +411,7 @@ CASES = [
     (absorbed_429s, {("rate_limit_masking", "absorbed_429s")}),
     (visible_429s, set()),
     (few_absorbed_429s, set()),
+    (rare_absorbed_429s, set()),
     (failing_backup, {("false_failover", "backup_failed")}),
     (working_backup, set()),
     (failing_backup_marked_twice, {("false_failover", "backup_failed")}),

@@ -32,4 +32,5 @@ from judged j
 left join tasks k on k.task_id = j.task_id
 group by j.hop_kind, j.hop_name
 having sum(j.rate_limited) filter (where j.masked) >= $rate_limit_min_absorbed
+   and count(*) filter (where j.masked) >= $rate_limit_min_share * count(*)
 order by absorbed_429s desc
