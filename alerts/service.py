@@ -162,14 +162,17 @@ class AlertService:
         # Cancelling a task does not stop the thread it awaits, so the evaluation loop is not
         # cancelled: its running queries are interrupted and it ends after its round, before
         # the database closes. Delivery holds no cursor and is cancelled.
+        # An interrupt sent just before a query starts is lost, so the queries are interrupted
+        # again until no cursor is open (wait_idle) before anything waits for the loop.
         if self._stopping is not None:
             self._stopping.set()
         self.cursors.interrupt_all()
         for task in self._tasks[1:]:
             task.cancel()
+        idle = await asyncio.to_thread(self.cursors.wait_idle, STOP_WAIT_S)
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await asyncio.to_thread(self.enricher.stop)
-        if not await asyncio.to_thread(self.cursors.wait_idle, STOP_WAIT_S):
+        if not (idle and await asyncio.to_thread(self.cursors.wait_idle, STOP_WAIT_S)):
             log.error("an alert query still runs after %.0fs; stopping anyway", STOP_WAIT_S)
         self._tasks = []
         await asyncio.to_thread(self.store.save_alert_state, self.evaluator.snapshot(), self.clock())
