@@ -43,15 +43,17 @@ _DUE_SQL = """
           and not exists (select 1 from recent p
                           where p.task_id = s.task_id and p.trace_id = s.trace_id
                             and p.span_id = s.parent_span_id)
+    ),
+    judged as (
+        select task_id,
+               first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
+               + $grace_ns <= $now as lost
+        from task_store
+        where not finished
     )
-    select task_id,
-           first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
-           + $grace_ns <= $now as lost
-    from task_store
-    where not finished
-      and (first_seen_ns + (coalesce(budget_total_ms, $default_ms) * 1e6)::bigint
-           + $grace_ns <= $now
-           or task_id in (select task_id from waited))
+    select task_id, lost
+    from judged
+    where lost or task_id in (select task_id from waited)
 """
 _LOOKUP_CHUNK = 1000  # ids per IN list: DuckDB probes the index up to index_scan_max_count (2048)
 
@@ -377,13 +379,13 @@ class TaskWriter:
         # scan skips row groups of other times instead of joining the whole table (random
         # trace ids give no key range): 7 ms instead of 935 ms at 10M spans, measured by
         # bench/late_siblings.py.
-        self.rollups.calls_changed("call_updates", min(s["start_ns"] for s in spans),
-                                   max(s["start_ns"] for s in spans))
+        lo, hi = min(s["start_ns"] for s in spans), max(s["start_ns"] for s in spans)
+        self.rollups.calls_changed("call_updates", lo, hi)
         self.con.execute(
             "update span_store set call_id = u.call_id, attempt = u.attempt from call_updates u "
             "where span_store.start_ns between $lo and $hi "
             "and span_store.trace_id = u.trace_id and span_store.span_id = u.span_id",
-            {"lo": min(s["start_ns"] for s in spans), "hi": max(s["start_ns"] for s in spans)})
+            {"lo": lo, "hi": hi})
         self.con.unregister("call_updates")
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
