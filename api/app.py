@@ -3,7 +3,7 @@
 Each request gets a fresh read store from `connect()` (queries.store.ReadStore; over DuckDB, a
 cursor of its own) and runs its question in a worker thread (a store serves one thread at a
 time; DuckDB releases the GIL while it scans). Routes are one list,
-`ROUTES`: adding an endpoint is adding an `Endpoint` (and its entry in queries/openapi.py).
+`ROUTES`: adding an endpoint is adding an `Endpoint` (and its entry in api/openapi.py).
 """
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ def _openapi(store: ReadStore | None, ask: Ask) -> dict:
     return openapi.OPENAPI
 
 
-#: Every route of the API. To add one: an Endpoint here and its path in queries/openapi.py.
+#: Every route of the API. To add one: an Endpoint here and its path in api/openapi.py.
 ROUTES: list[Endpoint] = [
     Endpoint("/api/v1/health", _health, auth=False, uses_db=False),
     Endpoint("/api/v1/sla", _sla),

@@ -219,7 +219,7 @@ PATHS = {
     "/api/v1/traces/{trace_id}": _get("One trace as a span tree.",
                                       [_param("trace_id", "32 hex digits.", where="path")],
                                       _ref("Trace"), not_found=True),
-    # Served by the alert service (alerts/api.py), mounted into the same app.
+    # Served by the alert service (api/alert_routes.py), in the same app.
     "/api/v1/alerts": _get("Current alerts, rule health, history and delivery state.",
                            [_param("state", "Only alerts in this state (pending, firing, "
                                    "resolved)."),
@@ -251,7 +251,7 @@ PATHS = {
                                "400": {"description": "A bad file: {status: error, error}"},
                                "403": {"description": "Not an admin token"}}},
     },
-    # Incidents (alerts/incident_api.py; docs/incidents.md), served by the alert service too.
+    # Incidents (api/incident_routes.py; docs/incidents.md).
     "/api/v1/incidents": _get("Incidents, newest first; `from`/`to` keep those overlapping "
                               "the window.",
                               [_param("state", "Only incidents in this state.",

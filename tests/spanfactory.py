@@ -7,7 +7,7 @@
                      start_ms=10, end_ms=800, error_type="timeout")
 
 `make_span(**overrides)` returns a plain dict shaped like a row of
-`collector.normalize.normalize_request(...).rows` (after the writer resolved `task_id`):
+`collector.processing.normalize.normalize_request(...).rows` (after the writer resolved `task_id`):
 
 - Every column has a default: null for optional attributes, `status_code="unset"`,
   `span_kind="internal"`, `service_name="svc"`, JSON columns `"{}"`/`"[]"`, and the fixed

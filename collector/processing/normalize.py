@@ -2,7 +2,7 @@
 
 One row per valid span; spans with unusable ids or times are rejected one by one (OTLP
 partial success) while the rest are kept. Typed columns follow span contract v1
-(docs/span-contract.md); the mapping tables live in collector/_mapping.py. This runs for every
+(docs/span-contract.md); the mapping tables live in collector/processing/mapping.py. This runs for every
 span, so each span's attributes are converted once and every typed field is read from that dict.
 """
 

@@ -2,8 +2,9 @@
 
 The writer calls `materialize` for every task a commit touched (the task row, and each span's
 logical call and attempt number to store with it), and `lost_deadline_ns` to know when an
-unfinished task becomes `lost`. The rules and the reasons behind them are in
-docs/tasks.md; the first-failing-hop walk lives in `_blame.py`, the span tree in `_spantree.py`.
+unfinished task becomes `lost`. The rules and the reasons behind them are in docs/tasks.md;
+the first-failing-hop walk lives in `blame.py`, the span tree in `tree.py`, logical calls and
+attempts in `attempts.py`.
 """
 
 from __future__ import annotations

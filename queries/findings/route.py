@@ -14,7 +14,7 @@ from agentsla.queries.store import ReadStore
 #: Query parameters of the route (the API refuses others).
 PARAMS = ("from", "to", "window", "kind", "task_id", "trace_id")
 
-#: The route's OpenAPI description (queries/openapi.py lists it under PATHS).
+#: The route's OpenAPI description (api/openapi.py lists it under PATHS).
 FINDING_SCHEMA = {
     "type": "object",
     "properties": {

@@ -1,6 +1,6 @@
 """Query API under generated and hostile parameters: schemathesis over its OpenAPI document.
 
-Schemathesis reads the document the server serves (queries/openapi.py) and generates requests
+Schemathesis reads the document the server serves (api/openapi.py) and generates requests
 for every operation, positive and negative; no answer may be a 5xx. Filter and path values built
 to inject SQL are either rejected (400) or bound as parameters (200/404, matching nothing), and
 the stored data is intact afterwards.

@@ -1,4 +1,4 @@
-"""Tests for collector/_decode.py: media types, encodings, limits, protobuf and OTLP/JSON."""
+"""Tests for collector/receivers/decode.py: media types, encodings, limits, protobuf and OTLP/JSON."""
 
 from __future__ import annotations
 
