@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from agentsla import yamlsrc
 from agentsla.alerts.incidents.tracker import TIERS, IncidentSettings
@@ -123,18 +123,52 @@ def load_routing_file(path: str | Path) -> Routing:
 def parse_alerts_config(raw: Mapping[str, Any] | None, base_dir: Path | None = None) -> AlertsConfig:
     """Validate Config.alerts; relative paths resolve against `base_dir`."""
     raw = dict(raw or {})
+    _check_keys_and_flags(raw)
+    resolve = (lambda p: str((base_dir / p) if base_dir and not Path(p).is_absolute() else p))
+    ams = raw.get("alertmanagers") or []
+    if not isinstance(ams, list):
+        raise _err("alertmanagers", "must be a list of {url, timeout}")
+    delivery = raw.get("delivery") or {}
+    if not isinstance(delivery, dict) or set(delivery) - {"initial_backoff", "max_backoff", "max_age"}:
+        raise _err("delivery", "expected a mapping with initial_backoff, max_backoff, max_age")
+    return AlertsConfig(
+        enabled=raw.get("enabled", True),
+        evaluation_interval_s=_dur(raw, "evaluation_interval", "10s") or 10.0,
+        resolved_retention_s=_dur(raw, "resolved_retention", "15m"),
+        history_retention_s=_dur(raw, "history_retention", "7d"),
+        default_rules=raw.get("default_rules", True), slo_rules=raw.get("slo_rules", True),
+        slo_min_tasks=_slo_min_tasks(raw),
+        rule_files=tuple(resolve(str(f)) for f in _rule_files(raw)),
+        routing=_routing(raw, resolve),
+        alertmanagers=tuple(am_config.parse(a, "config alerts", f"alertmanagers[{i}]")
+                            for i, a in enumerate(ams)),
+        alertmanager_resend_delay_s=_dur(raw, "alertmanager_resend_delay", "1m"),
+        quotas=_quotas(raw),
+        retrier=Retrier(_dur(delivery, "initial_backoff", "1s"), _dur(delivery, "max_backoff", "5m")),
+        max_age_s=_dur(delivery, "max_age", "24h"),
+        incidents=parse_incident_settings(raw.get("incidents")))
+
+
+def _check_keys_and_flags(raw: Mapping[str, Any]) -> None:
     for key in raw:
         if key not in KEYS:
             raise _err(key, f"unknown key; expected one of {', '.join(sorted(KEYS))}")
     for key in ("enabled", "default_rules", "slo_rules", "slo_inhibit"):
         if not isinstance(raw.get(key, True), bool):
             raise _err(key, f"{raw[key]!r} must be true or false")
+
+
+def _rule_files(raw: Mapping[str, Any]) -> list:
     files = raw.get("rule_files") or []
     if isinstance(files, str):
         files = [files]
     if not isinstance(files, list):
         raise _err("rule_files", "must be a list of paths")
-    resolve = (lambda p: str((base_dir / p) if base_dir and not Path(p).is_absolute() else p))
+    return files
+
+
+def _routing(raw: Mapping[str, Any], resolve: Callable[[str], str]) -> Routing:
+    """The routing tree and receivers: a routing_file or inline keys, plus the SLO inhibitions."""
     if raw.get("routing_file"):
         if any(k in raw for k in ROUTING_KEYS):
             raise _err("routing_file", "give routing_file or inline route/receivers, not both")
@@ -145,34 +179,22 @@ def parse_alerts_config(raw: Mapping[str, Any] | None, base_dir: Path | None = N
         # The generated rules bring their inhibitions, beside the default or the user's rules.
         routing = replace(routing, inhibit_rules=routing.inhibit_rules + parse_inhibit_rules(
             slo_inhibit_rules(), "generated from slos"))
-    ams = raw.get("alertmanagers") or []
-    if not isinstance(ams, list):
-        raise _err("alertmanagers", "must be a list of {url, timeout}")
-    delivery = raw.get("delivery") or {}
-    if not isinstance(delivery, dict) or set(delivery) - {"initial_backoff", "max_backoff", "max_age"}:
-        raise _err("delivery", "expected a mapping with initial_backoff, max_backoff, max_age")
+    return routing
+
+
+def _slo_min_tasks(raw: Mapping[str, Any]) -> int:
     min_tasks = raw.get("slo_min_tasks", 10)
     if isinstance(min_tasks, bool) or not isinstance(min_tasks, int) or min_tasks < 0:
         raise _err("slo_min_tasks", f"{min_tasks!r} must be a whole number >= 0")
+    return min_tasks
+
+
+def _quotas(raw: Mapping[str, Any]) -> dict:
     quotas = raw.get("quotas") or {}
     if not isinstance(quotas, dict) or set(quotas) - {"tokens_per_minute"} or not all(
             isinstance(v, (int, float)) and v > 0 for v in (quotas.get("tokens_per_minute") or {}).values()):
         raise _err("quotas", "expected {tokens_per_minute: {<model>: <positive number>}}")
-    return AlertsConfig(
-        enabled=raw.get("enabled", True),
-        evaluation_interval_s=_dur(raw, "evaluation_interval", "10s") or 10.0,
-        resolved_retention_s=_dur(raw, "resolved_retention", "15m"),
-        history_retention_s=_dur(raw, "history_retention", "7d"),
-        default_rules=raw.get("default_rules", True), slo_rules=raw.get("slo_rules", True),
-        slo_min_tasks=min_tasks, rule_files=tuple(resolve(str(f)) for f in files),
-        routing=routing,
-        alertmanagers=tuple(am_config.parse(a, "config alerts", f"alertmanagers[{i}]")
-                            for i, a in enumerate(ams)),
-        alertmanager_resend_delay_s=_dur(raw, "alertmanager_resend_delay", "1m"),
-        quotas=quotas,
-        retrier=Retrier(_dur(delivery, "initial_backoff", "1s"), _dur(delivery, "max_backoff", "5m")),
-        max_age_s=_dur(delivery, "max_age", "24h"),
-        incidents=parse_incident_settings(raw.get("incidents")))
+    return quotas
 
 
 def parse_incident_settings(raw: Any) -> IncidentSettings:
