@@ -321,22 +321,27 @@ def trace_waterfall(task: Mapping) -> go.Figure:
                       "<br>span %{customdata[2]}<extra></extra>",
         name="spans", showlegend=False)
     _mark_deadlines(fig, rows, labels, starts)
-    budget = task.get("budget_total_ms")
-    if budget:
-        fig.add_vline(x=budget, line_dash="dash", line_color=FAIL_COLOR,
-                      annotation_text=f"budget {fmt.duration(budget)}")
-    if failing:
-        for label, (_, s) in zip(labels, rows):
-            if s.get("span_id") in failing:
-                fig.add_annotation(y=label, x=((s.get("end_ns") or s["start_ns"]) - t0) / 1e6,
-                                   text="first failing hop", showarrow=True, arrowhead=2,
-                                   ax=40, ay=0, font_color=FAIL_COLOR)
-                break
+    _mark_budget_and_blame(fig, task, rows, labels, t0, failing)
     fig.update_yaxes(autorange="reversed", tickmode="array", tickvals=labels,
                      ticktext=[lb.rsplit(" #", 1)[0] for lb in labels])
     fig.update_layout(title="Trace waterfall", xaxis_title="ms since the task started",
                       height=max(260, 70 + 26 * len(rows)), margin=_MARGIN, bargap=0.25)
     return fig
+
+
+def _mark_budget_and_blame(fig: go.Figure, task: Mapping, rows, labels, t0: int,
+                           failing: set) -> None:
+    """Draw the task budget as a dashed line and point at the first failing hop's end."""
+    budget = task.get("budget_total_ms")
+    if budget:
+        fig.add_vline(x=budget, line_dash="dash", line_color=FAIL_COLOR,
+                      annotation_text=f"budget {fmt.duration(budget)}")
+    for label, (_, s) in zip(labels, rows):
+        if s.get("span_id") in failing:
+            fig.add_annotation(y=label, x=((s.get("end_ns") or s["start_ns"]) - t0) / 1e6,
+                               text="first failing hop", showarrow=True, arrowhead=2,
+                               ax=40, ay=0, font_color=FAIL_COLOR)
+            return
 
 
 def _mark_deadlines(fig: go.Figure, rows, labels, starts) -> None:
