@@ -150,6 +150,17 @@ class _Player:
             self.wait_until(until)
 
 
+def _planted_by_finding(segments: list[Segment]) -> dict[str, list[str]]:
+    """Each planted finding type -> the scenarios that plant it, in play order."""
+    planted: dict[str, list[str]] = {}
+    for seg in segments:
+        for finding in seg.profile.planted:
+            names = planted.setdefault(finding, [])
+            if seg.profile.name not in names:
+                names.append(seg.profile.name)
+    return planted
+
+
 def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = None,
         duration: float | None = None, rate: float | None = None,
         exporter: SpanExporter | None = None, endpoint: str | None = None,
@@ -195,12 +206,7 @@ def run(schedule: str | list[Segment], *, seed: object = 0, tasks: int | None = 
         interrupted = True
     finally:
         emitter.close()
-        planted: dict[str, list[str]] = {}
-        for seg in segments:
-            for finding in seg.profile.planted:
-                planted.setdefault(finding, [])
-                if seg.profile.name not in planted[finding]:
-                    planted[finding].append(seg.profile.name)
+        planted = _planted_by_finding(segments)
         writer.footer(interrupted, planted)
     t = writer.tally
     return Summary(seed=seed, anchor_unix_nano=anchor_ns, tasks=t.tasks, spans=t.spans,
