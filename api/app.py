@@ -31,13 +31,13 @@ from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.findings.route import findings_answer
 from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.api.responses import json_response
-from agentsla.queries.metrics import render_metrics
+from agentsla.queries.metrics import Totals, render_metrics
 from agentsla.queries.root_causes import root_cause_series, root_causes
 from agentsla.queries.sla import sla_by, sla_series, sla_totals
 from agentsla.queries.slo import slo_status
 from agentsla.queries.store import ReadStore
 from agentsla.queries.tasks import get_task, get_trace, list_tasks
-from agentsla.queries.window import Window, parse_span, parse_time, parse_window, rfc3339
+from agentsla.queries.window import Window, parse_time, parse_window, rfc3339
 
 log = logging.getLogger("agentsla.api.app")
 
@@ -53,6 +53,10 @@ class Ask:
     health: Callable[[], dict]
     stats: Callable[[], Mapping[str, float]] | None = None
     principal: Principal = OPEN
+    #: the request's Accept header (/metrics: text format or OpenMetrics)
+    accept: str = ""
+    #: the app's metric totals (/metrics; counters live as long as the app)
+    totals: Totals | None = None
 
     def get(self, name: str) -> str | None:
         """A query parameter, None when absent or empty."""
@@ -172,10 +176,9 @@ def _trace_visible(store: ReadStore, principal: Principal, trace: dict) -> bool:
 
 
 def _metrics(store: ReadStore, ask: Ask) -> Response:
-    window_ns = parse_span("window", ask.params["window"]) if ask.get("window") else None
-    text = render_metrics(store, ask.config, ask.now_ns, ask.stats or (lambda: _ingest_of(ask)),
-                          **({"window_ns": window_ns} if window_ns else {}))
-    return Response(text, media_type="text/plain; version=0.0.4; charset=utf-8")
+    body, content_type = render_metrics(store, ask.config, ask.totals, ask.now_ns, ask.accept,
+                                        ask.stats or (lambda: _ingest_of(ask)))
+    return Response(body, headers={"content-type": content_type})
 
 
 def _ingest_of(ask: Ask) -> Mapping[str, float]:
@@ -236,7 +239,8 @@ def _check_params(endpoint: Endpoint, request: Request) -> None:
 
 
 def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore], config: Config,
-             health: Callable[[], dict], stats, now: Callable[[], int], tokens: Tokens):
+             health: Callable[[], dict], stats, now: Callable[[], int], tokens: Tokens,
+             totals: Totals):
     def run(ask: Ask) -> Response:
         if not endpoint.uses_db:
             result = endpoint.answer(None, ask)
@@ -254,7 +258,8 @@ def _handler(endpoint: Endpoint, connect: Callable[[], ReadStore], config: Confi
                 if endpoint.auth else OPEN
             _check_params(endpoint, request)
             ask = Ask(_scoped(endpoint, dict(request.query_params), principal),
-                      dict(request.path_params), config, now(), health, stats, principal)
+                      dict(request.path_params), config, now(), health, stats, principal,
+                      request.headers.get("accept", ""), totals)
             return await run_in_threadpool(run, ask)
         except AgentslaError as exc:
             return _error(exc)
@@ -290,6 +295,8 @@ def create_api_app(connect: Callable[[], ReadStore], config: Config,
     `health()["ingest"]`); `now()` the clock.
     """
     tokens = Tokens.from_config(config.server)  # a bad tokens file fails here, at start
-    routes = [Route(_route_path(e), _handler(e, connect, config, health, stats, now, tokens),
+    totals = Totals(now())  # /metrics counters: from the app's start on (queries/metrics)
+    routes = [Route(_route_path(e), _handler(e, connect, config, health, stats, now, tokens,
+                                             totals),
                     methods=["GET"], name=e.path) for e in ROUTES]
     return Starlette(routes=[*routes, *extra_routes], exception_handlers={HTTPException: _http_error})

@@ -279,9 +279,9 @@ PATHS = {
               "labels": {"type": "object", "additionalProperties": {"type": "string"}}},
              required=["text"]), "201"),
     "/api/v1/openapi.json": _get("This document.", [], {"type": "object"}),
-    "/metrics": _get("Prometheus text exposition (format 0.0.4).",
-                     [_param("window", "Window of the ratio gauges, default 5m.")], None,
-                     media="text/plain"),
+    "/metrics": _get("Prometheus counters, histograms and gauges: text format 0.0.4, or "
+                     "OpenMetrics (with exemplars) when Accept asks for "
+                     "application/openmetrics-text.", [], None, media="text/plain"),
 }
 
 OPENAPI = {

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -51,8 +53,10 @@ def dashboard_exprs(doc: dict) -> list[str]:
 
 
 @pytest.mark.parametrize("expr, names", [
-    ('topk(10, agentsla_hop_duration_seconds{hop_kind=~"$hop_kind", quantile="0.95"})',
-     {"agentsla_hop_duration_seconds"}),
+    ('topk(10, histogram_quantile(0.95, sum by (hop_name, le) '
+     '(rate(agentsla_hop_duration_seconds_bucket{hop_kind=~"$hop_kind"}[5m]))))',
+     {"agentsla_hop_duration_seconds_bucket"}),
+    ('(1 - a{outcome="success"} / b) / on (task_type) (1 - c)', {"a", "b", "c"}),
     ("rate(agentsla_ingest_accepted_spans_total[5m])", {"agentsla_ingest_accepted_spans_total"}),
     ('sum by (task_type) (a{x="by(y)"}) / on (task_type) group_left b', {"a", "b"}),
     ("a and bool b offset 5m", {"a", "b"}),
@@ -62,22 +66,26 @@ def test_metric_names_are_read_from_promql(expr, names):
 
 
 def _emit_two_tasks(server: ServerProcess) -> None:
+    """Two tasks that ended 10 minutes ago: in the settled minutes /metrics starts from."""
     provider = TracerProvider(resource=Resource.create({"service.name": "support-api"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=server.traces_url)))
     tracer = provider.get_tracer("agentsla-tests")
+    t0 = time.time_ns() - 10 * 60 * 10**9
     for task_id, fails in (("grafana-ok", False), ("grafana-fail", True)):
-        with tracer.start_as_current_span("POST /chat", kind=SpanKind.SERVER, attributes={
-                "task.id": task_id, "task.type": "support", "hop.kind": "gateway"}) as root:
-            with tracer.start_as_current_span("chat gpt-4o", attributes={
-                    "hop.kind": "model", "gen_ai.request.model": "gpt-4o"}):
-                pass
-            with tracer.start_as_current_span("search", attributes={
-                    "hop.kind": "tool", "gen_ai.tool.name": "search"}) as tool:
-                if fails:
-                    tool.set_attribute("error.type", "timeout")
-                    tool.set_status(Status(StatusCode.ERROR, "read timeout"))
-            if fails:
-                root.set_status(Status(StatusCode.ERROR))
+        root = tracer.start_span("POST /chat", kind=SpanKind.SERVER, start_time=t0, attributes={
+            "task.id": task_id, "task.type": "support", "hop.kind": "gateway"})
+        inside = trace.set_span_in_context(root)
+        model = tracer.start_span("chat gpt-4o", context=inside, start_time=t0 + 10**6,
+                                  attributes={"hop.kind": "model", "gen_ai.request.model": "gpt-4o"})
+        model.end(end_time=t0 + 2 * 10**8)
+        tool = tracer.start_span("search", context=inside, start_time=t0 + 3 * 10**8,
+                                 attributes={"hop.kind": "tool", "gen_ai.tool.name": "search"})
+        if fails:
+            tool.set_attribute("error.type", "timeout")
+            tool.set_status(Status(StatusCode.ERROR, "read timeout"))
+            root.set_status(Status(StatusCode.ERROR))
+        tool.end(end_time=t0 + 4 * 10**8)
+        root.end(end_time=t0 + 5 * 10**8)
     provider.shutdown()  # SimpleSpanProcessor: every export was answered (committed) by now
 
 
