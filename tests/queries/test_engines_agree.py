@@ -25,6 +25,7 @@ from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.queries import hops, root_causes, sla, slo, spans, tasks
+from agentsla.queries.metrics import Totals
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
@@ -320,3 +321,17 @@ def test_metrics_questions_agree(duck, house):
         sorted(spans.provider_calls(duck, *WINDOW), key=str)
     # received_ns differs by design (no receive time in otel_traces): only the total agrees
     assert sum(r["spans"] for r in spans.spans_received(house, T0, NOW)) == 14
+
+
+def test_metrics_totals_agree(duck, house):
+    """/metrics: the counters, histograms, exemplar series and tasks in progress of the story."""
+    answers = []
+    for store in (duck, house):
+        totals = Totals(T0 - 600 * 10**9)
+        totals.advance(store, T0 + 7200 * 10**9)  # every story minute settled
+        answers.append((dict(totals.counters), dict(totals.histograms), set(totals.exemplars),
+                        sorted(totals.in_progress(store, NOW), key=str)))
+    assert answers[0] == answers[1]
+    counters = answers[0][0]
+    assert sum(counters["agentsla_tasks_total"].values()) == 5  # the five stories
+    assert sum(counters["agentsla_hop_retries_total"].values()) >= 2
