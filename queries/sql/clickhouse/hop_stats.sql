@@ -11,14 +11,7 @@ per_hop as (
     -- columns read as w.*: unqualified names would be this select's own aliases; a logical
     -- call counts at its first attempt, as in DuckDB's _hop_rows.sql
     select w.grp as grp, count() as calls,
-        countIf(if(w.call_id is not null, w.span_id = w.call_id,
-                   coalesce(w.retry_attempt, 0) = 0)) as logical_calls,
-        countIf(coalesce(w.is_error, false)) as errors,
-        countIf(coalesce(w.error_type = 'timeout', false)) as timeouts,
-        countIf(coalesce(w.error_type = 'rate_limited', false)) as rate_limited,
-        countIf(coalesce(w.error_type = 'circuit_open', false)) as circuit_open,
-        sum(coalesce(w.input_tokens, 0)) as input_tokens,
-        sum(coalesce(w.output_tokens, 0)) as output_tokens
+    {{hop_call_counts}}
     from window_spans as w
     group by w.grp
 ),
