@@ -9,8 +9,7 @@ from prometheus_client.metrics_core import (CounterMetricFamily, GaugeMetricFami
                                             HistogramMetricFamily, Metric)
 
 from agentsla.config import Config
-from agentsla.queries.metrics.buckets import BUDGET_USED, DURATION, Layout
-from agentsla.queries.metrics.totals import NS, Totals
+from agentsla.queries.metrics.totals import LAYOUTS, NS, Totals
 
 _HOP = ("hop_kind", "hop_name")
 _CAUSE = ("task_type", "hop_kind", "hop_name", "reason")
@@ -35,15 +34,15 @@ COUNTERS: dict[str, tuple[str, tuple[str, ...]]] = {
     "agentsla_hop_tokens_total": ("Model tokens of each hop by type (input, output).",
                                   (*_HOP, "type")),
 }
-#: Histograms: name → (help, labels, layout).
-HISTOGRAMS: dict[str, tuple[str, tuple[str, ...], Layout]] = {
+#: Histograms: name → (help, labels); their buckets: totals.LAYOUTS.
+HISTOGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "agentsla_task_duration_seconds": ("Duration of rated finished tasks (cancelled and lost "
-                                       "excluded).", ("task_type",), DURATION),
+                                       "excluded).", ("task_type",)),
     "agentsla_task_budget_used_ratio": ("Share of its time budget a rated task used.",
-                                        ("task_type",), BUDGET_USED),
-    "agentsla_hop_duration_seconds": ("Duration of each hop's calls.", _HOP, DURATION),
+                                        ("task_type",)),
+    "agentsla_hop_duration_seconds": ("Duration of each hop's calls.", _HOP),
     "agentsla_hop_time_to_first_token_seconds": ("Time to the first streamed token of each "
-                                                 "hop's calls.", _HOP, DURATION),
+                                                 "hop's calls.", _HOP),
 }
 #: Ingest statistics (collector.pipeline.IngestStats, server health) that only ever grow.
 COUNTER_KEYS = frozenset({"accepted_spans", "duplicate_spans", "refused_spans", "failed_spans",
@@ -62,11 +61,12 @@ def counter_families(totals: Totals) -> Iterator[Metric]:
 
 def histogram_families(totals: Totals) -> Iterator[Metric]:
     """Yield the histograms: cumulative `le` buckets, no _sum (the rollups keep counts only)."""
-    for name, (help_text, labels, layout) in HISTOGRAMS.items():
+    for name, (help_text, labels) in HISTOGRAMS.items():
         family = HistogramMetricFamily(name, help_text, labels=labels)
+        les = LAYOUTS[name].le()
         for values, counts in sorted(totals.histograms.get(name, {}).items()):
             cumulative, buckets = 0, []
-            for slot, (le, count) in enumerate(zip(layout.le(), counts)):
+            for slot, (le, count) in enumerate(zip(les, counts)):
                 cumulative += count
                 exemplar = totals.exemplars.get((name, values, slot))
                 buckets.append((le, cumulative, exemplar) if exemplar else (le, cumulative))

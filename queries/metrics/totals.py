@@ -18,7 +18,7 @@ from typing import Iterable
 
 from prometheus_client.samples import Exemplar
 
-from agentsla.queries.metrics.buckets import BUDGET_USED, DURATION, Layout, bucket_of
+from agentsla.queries.metrics.buckets import BUDGET_USED, DURATION, bucket_of
 from agentsla.queries.rollup import HOUR_NS, MINUTE_NS, split
 from agentsla.queries.store import ReadStore
 
@@ -42,12 +42,17 @@ OTHER = "_other"
 OUTCOMES = ("success", "degraded", "failed", "budget_exhausted", "rejected", "lost", "cancelled")
 BLAMED = ("failed", "degraded", "budget_exhausted", "rejected")
 ERROR_REASONS = ("timeout", "rate_limited", "circuit_open")
-#: Histogram families: rollup question → metric column → (family, layout).
-HISTOGRAMS = {
-    "metrics/task_hist": {"latency_ms": ("agentsla_task_duration_seconds", DURATION),
-                          "budget_used": ("agentsla_task_budget_used_ratio", BUDGET_USED)},
-    "metrics/hop_hist": {"latency_ms": ("agentsla_hop_duration_seconds", DURATION),
-                         "ttft_ms": ("agentsla_hop_time_to_first_token_seconds", DURATION)},
+#: Histogram families and their classic buckets.
+LAYOUTS = {"agentsla_task_duration_seconds": DURATION,
+           "agentsla_task_budget_used_ratio": BUDGET_USED,
+           "agentsla_hop_duration_seconds": DURATION,
+           "agentsla_hop_time_to_first_token_seconds": DURATION}
+#: Where each histogram comes from: rollup question → its `metric` column's value → family.
+HISTOGRAM_SOURCES = {
+    "metrics/task_hist": {"latency_ms": "agentsla_task_duration_seconds",
+                          "budget_used": "agentsla_task_budget_used_ratio"},
+    "metrics/hop_hist": {"latency_ms": "agentsla_hop_duration_seconds",
+                         "ttft_ms": "agentsla_hop_time_to_first_token_seconds"},
 }
 
 Labels = tuple[str, ...]
@@ -60,6 +65,7 @@ class _Cap:
         self.limit, self.seen = limit, set()
 
     def admits(self, key: tuple) -> bool:
+        """Return whether `key` has (or now gets) a series of its own."""
         if key in self.seen:
             return True
         if len(self.seen) < self.limit:
@@ -143,12 +149,12 @@ class Totals:
                         weight * (row["lost_us"] or 0) / 1e6)
         for row in store.rows("metrics/hop_counts", params):
             self._add_hop(self.hop(row["hop_kind"], row["hop_name"]), row, weight)
-        for question, metrics in HISTOGRAMS.items():
+        for question, families in HISTOGRAM_SOURCES.items():
             for row in store.rows(question, params):
-                family, layout = metrics[row["metric"]]
                 labels = ((self.task_type(row["task_type"]),) if "task_type" in row
                           else self.hop(row["hop_kind"], row["hop_name"]))
-                self._observe(family, layout, labels, row["bucket"], weight * row["count"])
+                self._observe(families[row["metric"]], labels, row["bucket"],
+                              weight * row["count"])
 
     def _add_hop(self, labels: Labels, row: dict, weight: int) -> None:
         for column in ("calls", "logical_calls", "retries"):
@@ -162,8 +168,8 @@ class Totals:
             self._count("agentsla_hop_tokens_total", (*labels, kind),
                         weight * row[f"{kind}_tokens"])
 
-    def _observe(self, family: str, layout: Layout, labels: Labels, bucket: int,
-                 count: int) -> None:
+    def _observe(self, family: str, labels: Labels, bucket: int, count: int) -> None:
+        layout = LAYOUTS[family]
         counts = self.histograms[family].setdefault(labels, [0] * len(layout.le()))
         counts[layout.slot(bucket)] += max(0, count)
 
