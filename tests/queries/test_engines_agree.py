@@ -314,9 +314,8 @@ def test_hop_stats_follow_the_story(house):
     assert (gpt["calls"], gpt["logical_calls"], gpt["rate_limited"], gpt["errors"]) == (4, 3, 1, 2)
 
 
-def test_metrics_questions_agree(duck, house):
-    """What /metrics and the spans module ask: stored tasks, model calls per provider."""
-    assert house.rows("tasks_stored") == duck.rows("tasks_stored")
+def test_spans_questions_agree(duck, house):
+    """What the spans module asks: model calls per provider, spans received."""
     assert sorted(spans.provider_calls(house, *WINDOW), key=str) == \
         sorted(spans.provider_calls(duck, *WINDOW), key=str)
     # received_ns differs by design (no receive time in otel_traces): only the total agrees

@@ -38,12 +38,11 @@ def test_every_question_asked_has_its_duckdb_sql():
 def test_rows_and_arrow_answer_the_same(con, store):
     insert(con, tasks=[task("a", "success"), task("b", "success"), task("c", "failed"),
                        task("d", "in_progress")])
-    expected = [{"task_type": "chat", "outcome": "failed", "tasks": 1},
-                {"task_type": "chat", "outcome": "success", "tasks": 2}]
-    assert store.rows("tasks_stored") == expected
-    table = store.arrow("tasks_stored")
+    rows = store.rows("task", {"task_id": "c"})
+    assert [(r["task_id"], r["outcome"]) for r in rows] == [("c", "failed")]
+    table = store.arrow("task", {"task_id": "c"})
     assert isinstance(table, pa.Table)
-    assert table.to_pylist() == expected
+    assert table.to_pylist() == rows
 
 
 def test_parameters_beyond_the_statements_are_not_bound(con, store):
