@@ -222,6 +222,32 @@ def _play(args: argparse.Namespace, options: dict, console, say, data_dir: Path,
                      scorer_box, say, data_dir, progress)
 
 
+def _start_server_and_dashboard(args: argparse.Namespace, server, config: Path, api: str,
+                                dashboard: str | None,
+                                stop: threading.Event) -> list[subprocess.Popen]:
+    """Start `agentsla serve` with the demo config, wait until healthy, then the dashboard."""
+    data_dir = Path(server.data_dir)
+    procs = [_start(_server_command(args, server, config), data_dir / "serve.log")]
+    try:
+        _wait_healthy(procs[0], f"{api}/api/v1/health", args.startup_timeout,
+                      data_dir / "serve.log", stop)
+        if dashboard:
+            procs.append(_start([sys.executable, "-m", "agentsla", "dashboard", "--port",
+                                 str(args.dashboard_port), "--api", api],
+                                data_dir / "dashboard.log"))
+    except BaseException:
+        _stop_all(procs)
+        raise
+    return procs
+
+
+def _serve_until_stopped(server: subprocess.Popen, stop: threading.Event) -> None:
+    """Keep the server running after the schedule until Ctrl-C; fail if it exits by itself."""
+    while not stop.wait(1.0):
+        if server.poll() is not None:
+            raise AgentslaError(f"the server exited with code {server.returncode}")
+
+
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Start the server (and dashboard), send history, play the incidents, stop on Ctrl-C."""
     from rich.console import Console
@@ -251,13 +277,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             config, note = write_demo_config(data_dir, sink.url,
                                              args.config or environ.get("AGENTSLA_CONFIG"),
                                              dashboard)
-            procs.append(_start(_server_command(args, server, config), data_dir / "serve.log"))
-            _wait_healthy(procs[0], f"{api}/api/v1/health", args.startup_timeout,
-                          data_dir / "serve.log", stop)
-            if dashboard:
-                procs.append(_start([sys.executable, "-m", "agentsla", "dashboard", "--port",
-                                     str(args.dashboard_port), "--api", api],
-                                    data_dir / "dashboard.log"))
+            procs += _start_server_and_dashboard(args, server, config, api, dashboard, stop)
             _banner(seed, data_dir, host, server, api, dashboard, note)
             summary = _play(args, _options(args, server, host, seed, environ, stop), console,
                             say, data_dir, scorer_box)
@@ -267,9 +287,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                 export_incidents(api, data_dir, scorer_box[0].start, say, stop)
             if not args.exit_when_done and not stop.is_set():
                 print("Schedule finished; the server keeps running. Ctrl-C to stop.", flush=True)
-                while not stop.wait(1.0):
-                    if procs[0].poll() is not None:
-                        raise AgentslaError(f"the server exited with code {procs[0].returncode}")
+                _serve_until_stopped(procs[0], stop)
         finally:
             _stop_all(procs)
             sink.stop()
