@@ -1,11 +1,21 @@
--- queries.budget.budget_waterfall: the window's tasks, their budgets and where their spans start
-with {{budget_tasks}}
-select
-    count(*) as tasks,
-    count(*) filter (where budget_total_ms > 0) as tasks_with_budget,
-    avg(duration_ms) as avg_duration_ms,
-    avg(budget_total_ms) filter (where budget_total_ms > 0) as avg_budget_ms,
-    1 - sum(duration_ms) filter (where budget_total_ms > 0)
-        / sum(budget_total_ms) filter (where budget_total_ms > 0) as unused_budget_share,
-    min(start_ns) as first_start_ns, max(end_ns) as last_end_ns, sum(span_count) as span_count
-from window_tasks
+-- queries.budget.budget_waterfall: the window's tasks, their durations and budgets (whole µs):
+-- per minute from budget_minutes, per task from budget_tasks (the sums of rollups.py BUDGET)
+with {{budget_tasks}},
+budget_rows as (
+    select tasks, tasks_with_budget, duration_us, budgeted_duration_us, budget_us
+    from (select * from budget_minutes_hourly where {{hourly_range}}
+          union all
+          select * from budget_minutes where {{minute_range}})
+    where true
+{{task_filters}}
+    union all
+    select 1, (budget_total_ms > 0)::integer, round(coalesce(duration_ms, 0) * 1000),
+        case when budget_total_ms > 0 then round(coalesce(duration_ms, 0) * 1000) else 0 end,
+        case when budget_total_ms > 0 then round(budget_total_ms * 1000) else 0 end
+    from budget_tasks
+)
+select coalesce(sum(tasks), 0) as tasks, coalesce(sum(tasks_with_budget), 0) as tasks_with_budget,
+    coalesce(sum(duration_us), 0) as duration_us,
+    coalesce(sum(budgeted_duration_us), 0) as budgeted_duration_us,
+    coalesce(sum(budget_us), 0) as budget_us
+from budget_rows
