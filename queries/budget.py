@@ -33,14 +33,15 @@ def budget_waterfall(store: ReadStore, start_ns: int, end_ns: int, task_type: st
     (self time in budgeted tasks / their budgets)}, biggest kind first.
     """
     params = {**split(start_ns, end_ns, raw), **task_filters(task_type, tenant_id, service_name)}
-    (sums,) = store.rows("budget_totals", params)
+    rows = store.rows("budget_waterfall", params)
+    sums = rows[0]  # every row carries the window's totals
     tasks, budgeted, budget_us = sums["tasks"], sums["tasks_with_budget"], sums["budget_us"]
     kinds = [{"hop_kind": row["hop_kind"], "tasks_with_hop": row["tasks_with_hop"],
               "self_ms": row["self_us"] / 1000,
               "avg_ms_per_task": _ratio(row["self_us"] / 1000, tasks),
               "share_of_duration": _ratio(row["self_us"], sums["duration_us"]),
               "share_of_budget": _ratio(row["budgeted_self_us"], budget_us)}
-             for row in store.rows("budget_waterfall", params)]
+             for row in rows if row["hop_kind"] is not None]
     unused = _ratio(sums["budgeted_duration_us"], budget_us)
     return {"tasks": tasks, "tasks_with_budget": budgeted,
             "avg_duration_ms": _ratio(sums["duration_us"] / 1000, tasks),

@@ -1,20 +1,23 @@
--- queries.budget.budget_waterfall: each hop kind's self time (whole µs) in the window's tasks:
--- per minute from budget_hop_minutes, per task from the self times stored on budget_tasks
-with {{budget_tasks}},
-hop_rows as (
-    select hop_kind, tasks_with_hop, self_us, budgeted_self_us
-    from (select * from budget_hop_minutes_hourly where {{hourly_range}}
-          union all
-          select * from budget_hop_minutes where {{minute_range}})
-    where true
-{{task_filters}}
-    union all
-    select hop_kind, 1, self_us, case when budget_total_ms > 0 then self_us else 0 end
-    from (select budget_total_ms, unnest(self_times, recursive := true) from budget_tasks)
+-- queries.budget.budget_waterfall: where did the budget of the window's tasks go, by hop kind?
+-- One row per hop kind (biggest first), each with the window's totals (one row of totals and
+-- null kind columns when no task had a span)
+with {{budget_tasks}}, {{budget_rows}}, {{budget_hop_rows}},
+totals as (
+    select coalesce(sum(tasks), 0) as tasks,
+        coalesce(sum(tasks_with_budget), 0) as tasks_with_budget,
+        coalesce(sum(duration_us), 0) as duration_us,
+        coalesce(sum(budgeted_duration_us), 0) as budgeted_duration_us,
+        coalesce(sum(budget_us), 0) as budget_us
+    from budget_rows
+),
+kinds as (
+    select hop_kind, sum(tasks_with_hop) as tasks_with_hop, sum(self_us) as self_us,
+        sum(budgeted_self_us) as budgeted_self_us
+    from budget_hop_rows
+    group by hop_kind
+    having sum(tasks_with_hop) > 0
 )
-select hop_kind, sum(tasks_with_hop) as tasks_with_hop, sum(self_us) as self_us,
-    sum(budgeted_self_us) as budgeted_self_us
-from hop_rows
-group by hop_kind
-having sum(tasks_with_hop) > 0
-order by self_us desc, hop_kind
+select totals.*, kinds.*
+from totals
+left join kinds on true
+order by kinds.self_us desc, kinds.hop_kind

@@ -1,7 +1,6 @@
--- queries.budget.budget_waterfall: the window's tasks, their durations and budgets (whole µs):
--- per minute from budget_minutes, per task from budget_tasks (the sums of rollups.py BUDGET)
-with {{budget_tasks}},
 budget_rows as (
+    -- the window's tasks, their durations and budgets (whole µs): per minute from
+    -- budget_minutes, per task from budget_tasks (the sums of collector/store/rollups.py BUDGET)
     select tasks, tasks_with_budget, duration_us, budgeted_duration_us, budget_us
     from (select * from budget_minutes_hourly where {{hourly_range}}
           union all
@@ -14,8 +13,3 @@ budget_rows as (
         case when budget_total_ms > 0 then round(budget_total_ms * 1000) else 0 end
     from budget_tasks
 )
-select coalesce(sum(tasks), 0) as tasks, coalesce(sum(tasks_with_budget), 0) as tasks_with_budget,
-    coalesce(sum(duration_us), 0) as duration_us,
-    coalesce(sum(budgeted_duration_us), 0) as budgeted_duration_us,
-    coalesce(sum(budget_us), 0) as budget_us
-from budget_rows
