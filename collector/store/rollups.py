@@ -1,9 +1,10 @@
 """Per-minute rollups kept by the writer in the span transaction (docs/rollups.md).
 
-Five tables answer every aggregate question without reading raw spans: `task_minutes` (task
+Seven tables answer every aggregate question without reading raw spans: `task_minutes` (task
 outcome counts), `task_histograms` (task duration and budget use), `cause_minutes` (first
-failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, tokens) and
-`hop_histograms` (hop latency and time to first token). A task counts in the minute holding its
+failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, tokens),
+`hop_histograms` (hop latency and time to first token), `budget_minutes` and
+`budget_hop_minutes` (/budget: durations, budgets and the tasks' stored self times per hop kind). A task counts in the minute holding its
 end (in progress: its start); a span in the minute holding its end. Distributions are
 exponential histograms of scale 5 (OpenTelemetry's bucket index), which merge by adding counts.
 
