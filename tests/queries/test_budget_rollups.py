@@ -8,12 +8,10 @@ written by hand from the story.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from agentsla.collector.store import rollups
-from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.queries.budget import budget_waterfall
@@ -23,13 +21,6 @@ from spanfactory import BASE_NS, make_span, ms
 NS = 10**9
 M0 = BASE_NS - 20 * NS
 TRACE = "b" * 32
-
-
-@pytest.fixture
-def con(tmp_path: Path):
-    connection = open_store(tmp_path / "db.duckdb")
-    yield connection
-    connection.close()
 
 
 def _span(span_id: str, parent: str | None, kind: str, start_s: float, end_s: float,
