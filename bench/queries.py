@@ -55,7 +55,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
 from serverproc import ServerProcess  # noqa: E402
 
-from agentsla.collector.store.schema import SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES  # noqa: E402
+from agentsla.collector.store.schema import (SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES,  # noqa: E402
+                                             fill_self_times)
 from agentsla.collector.store import rollups  # noqa: E402
 from agentsla.collector.store.database import open_store  # noqa: E402
 
@@ -404,7 +405,8 @@ def generate(db_path: Path, spans: int, now_ns: int, log=print) -> dict:
     tasks = max(1, round(spans / SPANS_PER_TASK))
     con = open_store(db_path)
     span_cols = ", ".join(SPAN_COLUMN_NAMES)
-    task_cols = ", ".join(TASK_COLUMN_NAMES)
+    # self times are computed from the stored spans afterwards (fill_self_times)
+    task_cols = ", ".join(c for c in TASK_COLUMN_NAMES if c != "self_times")
     # tasks start evenly over [now - 24h, now - 1 min) so the last ones are still running
     t0 = now_ns - DAY_NS
     spacing = (DAY_NS - 60 * NS) // tasks
@@ -416,15 +418,18 @@ def generate(db_path: Path, spans: int, now_ns: int, log=print) -> dict:
         con.execute(_SPANS_SQL, {"now_ns": now_ns})
         con.execute("begin transaction")
         con.execute(f"insert into span_store select {span_cols} from gen_span order by received_ns")
-        con.execute(f"insert into task_store select {task_cols} from ({_TASK_ROWS_SQL})",
+        con.execute(f"insert into task_store ({task_cols}) select {task_cols} "
+                    f"from ({_TASK_ROWS_SQL})",
                     {"now_ns": now_ns})
         con.execute("insert into trace_task select trace_id, task_id from gen_task")
         con.execute("commit")
         log(f"  tasks {hi:>9,}/{tasks:,}  {time.perf_counter() - started:6.1f} s")
     con.execute("drop table gen_span")
     con.execute("drop table gen_task")
-    # the rows went in behind the writer's back: build the rollups as migration 3 would
+    # the rows went in behind the writer's back: compute the tasks' self times from their spans
+    # and build the rollups, as migrations 5 and 3 would
     built = time.perf_counter()
+    fill_self_times(con, progress=lambda n, total: log(f"  self times {n:,}/{total:,}"))
     rollups.rebuild(con, progress=lambda table, n, total: log(f"  rollups {table} {n}/{total}"))
     rollups_s = time.perf_counter() - built
     con.execute("checkpoint")

@@ -10,7 +10,7 @@ import pyarrow as pa
 from agentsla.collector.store import rollups
 
 from agentsla.collector.store.schema import (SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_ARROW_SCHEMA,
-                                       TASK_COLUMN_NAMES)
+                                       TASK_COLUMN_NAMES, fill_self_times)
 
 NS = 1_000_000_000
 MS = 1_000_000
@@ -58,7 +58,8 @@ def span(span_id: str, parent: str | None, start_ms: float, end_ms: float, task_
 def insert(con, tasks=(), spans=()) -> None:
     """Insert rows into task_store and span_store, then rebuild the rollups from them.
 
-    Tests only: queries read the views and the rollups, which the writer keeps in step.
+    Tests only: queries read the views and the rollups, which the writer keeps in step. Task
+    rows without `self_times` get them from their spans, as the writer would compute them.
     """
     for table, rows, schema in (("task_store", tasks, TASK_ARROW_SCHEMA),
                                 ("span_store", spans, SPAN_ARROW_SCHEMA)):
@@ -67,4 +68,5 @@ def insert(con, tasks=(), spans=()) -> None:
             con.register("_rows", data)
             con.execute(f"insert into {table} select * from _rows")
             con.unregister("_rows")
+    fill_self_times(con)
     rollups.rebuild(con)

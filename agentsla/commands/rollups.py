@@ -18,6 +18,7 @@ from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.config import Config, parse_duration
 from agentsla.errors import PermanentError
 from agentsla.queries._sql import DIMENSIONS
+from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.engines.duckdb import DuckDBStore
 from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.queries.rollup import MINUTE_NS
@@ -88,6 +89,7 @@ def questions(config: Config, start_ns: int, end_ns: int) -> dict[str, Callable[
         "hop_series": lambda s, raw: hop_series(s, series_start, end_ns, _STEP_NS, limit=100,
                                                 raw=raw),
         "slo_window": lambda s, raw: slo_window(s, config, start_ns, end_ns, raw=raw),
+        "budget_waterfall": lambda s, raw: budget_waterfall(s, start_ns, end_ns, raw=raw),
     }
     for dim in DIMENSIONS:
         asked[f"sla_by/{dim}"] = lambda s, raw, dim=dim: sla_by(s, start_ns, end_ns, dim, raw=raw)

@@ -1,9 +1,10 @@
 """Per-minute rollups kept by the writer in the span transaction (docs/rollups.md).
 
-Five tables answer every aggregate question without reading raw spans: `task_minutes` (task
+Seven tables answer every aggregate question without reading raw spans: `task_minutes` (task
 outcome counts), `task_histograms` (task duration and budget use), `cause_minutes` (first
-failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, tokens) and
-`hop_histograms` (hop latency and time to first token). A task counts in the minute holding its
+failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, tokens),
+`hop_histograms` (hop latency and time to first token), `budget_minutes` and
+`budget_hop_minutes` (/budget: durations, budgets and the tasks' stored self times per hop kind). A task counts in the minute holding its
 end (in progress: its start); a span in the minute holding its end. Distributions are
 exponential histograms of scale 5 (OpenTelemetry's bucket index), which merge by adding counts.
 
@@ -132,7 +133,30 @@ HOP_HISTOGRAMS = Rollup("hop_histograms", ("minute_ns", "hop_kind", "hop_name", 
                         ("count",), _histogram("hop_kind, hop_name", _SPAN_MINUTE, {
                             "latency_ms": ("duration_ms", "true"),
                             "ttft_ms": ("ttft_ms", "true")}))
-TASK_ROLLUPS = (TASKS, TASK_HISTOGRAMS, CAUSES)
+#: /budget's tasks (queries/budget.py): rated, root arrived; their durations and budgets summed
+#: in whole µs, and per hop kind the self times materialization stored (self_time.py).
+_IN_BUDGET = f"{_RATED} and root_span_id is not null"
+_BUDGETED = "budget_total_ms > 0"
+_DURATION_US = "round(coalesce(duration_ms, 0) * 1000)"
+BUDGET = Rollup(
+    "budget_minutes", _TASK_KEYS,
+    ("tasks", "tasks_with_budget", "duration_us", "budgeted_duration_us", "budget_us"),
+    f"select {_TASK_MINUTE} as minute_ns, {_TK}, sum(sign) as tasks, "
+    f"sum(case when {_BUDGETED} then sign else 0 end) as tasks_with_budget, "
+    f"sum(sign * {_DURATION_US}) as duration_us, "
+    f"sum(case when {_BUDGETED} then sign * {_DURATION_US} else 0 end) as budgeted_duration_us, "
+    f"sum(case when {_BUDGETED} then sign * round(budget_total_ms * 1000) else 0 end) "
+    f"as budget_us from {{src}} where {_IN_BUDGET} group by all")
+BUDGET_HOPS = Rollup(
+    "budget_hop_minutes", (*_TASK_KEYS, "hop_kind"),
+    ("tasks_with_hop", "self_us", "budgeted_self_us"),
+    f"select minute_ns, {_TK}, hop_kind, sum(sign) as tasks_with_hop, "
+    f"sum(sign * self_us) as self_us, "
+    f"sum(case when {_BUDGETED} then sign * self_us else 0 end) as budgeted_self_us "
+    f"from (select {_TASK_MINUTE} as minute_ns, {_TK}, budget_total_ms, sign, "
+    f"unnest(self_times, recursive := true) from {{src}} where {_IN_BUDGET}) group by all")
+BUDGET_ROLLUPS = (BUDGET, BUDGET_HOPS)
+TASK_ROLLUPS = (TASKS, TASK_HISTOGRAMS, CAUSES, *BUDGET_ROLLUPS)
 SPAN_ROLLUPS = (HOPS, HOP_HISTOGRAMS)
 ROLLUPS = TASK_ROLLUPS + SPAN_ROLLUPS
 
@@ -278,7 +302,8 @@ _SPAN_COLS_OF_S = ", ".join(f"s.{c}" for c in SPAN_COLUMNS_USED)
 #: Task columns the contributions read (besides task_id).
 TASK_COLUMNS_USED = ("task_type", "tenant_id", "service_name", "agent", "start_ns", "end_ns",
                      "finished", "outcome", "gateway_ok", "duration_ms", "budget_used_ratio",
-                     "ffh_kind", "ffh_name", "ffh_reason")
+                     "ffh_kind", "ffh_name", "ffh_reason", "root_span_id", "budget_total_ms",
+                     "self_times")
 
 
 def _task_schema() -> pa.Schema:
@@ -287,12 +312,12 @@ def _task_schema() -> pa.Schema:
     return pa.schema([TASK_ARROW_SCHEMA.field(c) for c in ("task_id", *TASK_COLUMNS_USED)])
 
 
-def backfill_sql() -> list[str]:
+def backfill_sql(selected: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
     """Return the statements that fill empty rollups from every stored task and span."""
     return [f"insert into {r.table} by name "
             + r.contribution.format(src=f"(select *, 1 as sign from {table})")
             for rollups, table in ((TASK_ROLLUPS, "task_store"), (SPAN_ROLLUPS, "span_store"))
-            for r in rollups]
+            for r in rollups if r in selected]
 
 
 def rebuild(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], None] | None = None,

@@ -7,9 +7,16 @@ Times are unix nanoseconds (BIGINT); durations are milliseconds (DOUBLE).
 
 from __future__ import annotations
 
+import logging
+from typing import Callable
+
 import pyarrow as pa
 
 from agentsla.collector.store import rollups
+from agentsla.collector.tasks import self_time
+from agentsla.collector.tasks.tree import build_tree
+
+_log = logging.getLogger(__name__)
 
 # (column, DuckDB type, Arrow type, meaning). The order is the physical order.
 SPAN_COLUMNS: tuple[tuple[str, str, pa.DataType, str], ...] = (
@@ -103,7 +110,16 @@ TASK_COLUMNS: tuple[tuple[str, str, pa.DataType, str], ...] = (
     ("ffh_detail_span_id", "VARCHAR", pa.string(), "deeper span the blame came from, if any"),
     ("first_seen_ns", "BIGINT", pa.int64(), "arrival of the task's first span, unix ns"),
     ("updated_ns", "BIGINT", pa.int64(), "last materialization, unix ns"),
+    # Added by migration 5.
+    ("self_times", self_time.SELF_TIMES_SQL_TYPE, self_time.SELF_TIMES_TYPE,
+     "self time per hop kind the root reaches, whole µs (collector/tasks/self_time.py); "
+     "null without a root"),
 )
+
+#: The column migration 5 added (where the budget went, computed once per task).
+_TASK_COLUMNS_V5 = TASK_COLUMNS[-1:]
+#: Task columns added after migration 1 (a ClickHouse store adds them to an existing table).
+ADDED_TASK_COLUMNS = _TASK_COLUMNS_V5
 
 SPAN_ARROW_SCHEMA = pa.schema([(name, arrow) for name, _, arrow, _ in SPAN_COLUMNS])
 TASK_ARROW_SCHEMA = pa.schema([(name, arrow) for name, _, arrow, _ in TASK_COLUMNS])
@@ -116,8 +132,64 @@ def _create_table(table: str, columns) -> str:
     return f"create table if not exists {table} (\n    {body}\n)"
 
 
-#: Each migration runs once, in order, inside one transaction; the index is the version.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+def fill_self_times(con, batch_tasks: int = 50_000,
+                    progress: Callable[[int, int], None] | None = None) -> int:
+    """Compute `self_times` of the stored rooted tasks that lack it, from their stored spans.
+
+    For tasks stored before the column existed (migration 5) and rows written behind the
+    writer's back (benchmark data, tests). Batches of `batch_tasks` consecutive task ids, each
+    read with its spans by one range select; returns the number of tasks filled.
+    """
+    batches = con.execute(
+        "select min(task_id), max(task_id), count(*) from (select task_id, (row_number() over "
+        "(order by task_id) - 1) // $n as batch from task_store where self_times is null and "
+        "root_span_id is not null) group by batch order by batch", {"n": batch_tasks}).fetchall()
+    total, done = sum(n for _, _, n in batches), 0
+    for lo, hi, n in batches:
+        _fill_self_times_of(con, lo, hi)
+        done += n
+        if progress:
+            progress(done, total)
+    return total
+
+
+def _fill_self_times_of(con, lo: str, hi: str) -> None:
+    """Fill the tasks with ids in [lo, hi] that lack self times."""
+    where = {"lo": lo, "hi": hi}
+    roots = {task: (trace, root) for task, trace, root in con.execute(
+        "select task_id, trace_id, root_span_id from task_store where task_id between $lo "
+        "and $hi and self_times is null and root_span_id is not null", where).fetchall()}
+    columns = ", ".join(("task_id", *self_time.SPAN_COLUMNS_USED))
+    spans = con.sql(f"select {columns} from span_store where task_id between $lo and $hi",
+                    params=where).to_arrow_table().to_pylist()
+    by_task: dict[str, list[dict]] = {task: [] for task in roots}
+    for span in spans:
+        if span["task_id"] in by_task:
+            by_task[span["task_id"]].append(span)
+    filled = []
+    for task_id, root_key in roots.items():
+        tree = build_tree(by_task[task_id])
+        root = tree.spans.get(root_key)
+        filled.append([] if root is None else self_time.self_times(tree, root))
+    con.register("filled_self_times", pa.table({
+        "task_id": pa.array(list(roots), pa.string()),
+        "self_times": pa.array(filled, self_time.SELF_TIMES_TYPE)}))
+    con.execute("update task_store set self_times = f.self_times from filled_self_times f "
+                "where task_store.task_id = f.task_id")
+    con.unregister("filled_self_times")
+
+
+def _log_progress(done: int, total: int) -> None:
+    _log.info("migration 5: self times of %d/%d stored tasks", done, total)
+
+
+#: The rollups migrations 3 and 4 created (later rollups come with migrations of their own).
+_ROLLUPS_V3 = (rollups.TASKS, rollups.TASK_HISTOGRAMS, rollups.CAUSES, rollups.HOPS,
+               rollups.HOP_HISTOGRAMS)
+
+#: Each migration runs once, in order, inside one transaction; the index is the version. A
+#: step is a statement or a function of the connection.
+MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
     (
         _create_table("span_store", SPAN_COLUMNS),
         _create_table("task_store", TASK_COLUMNS),
@@ -132,10 +204,19 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 3: per-minute rollups (collector/store/rollups.py, docs/rollups.md), built from the data
     # already stored (`agentsla rollups rebuild` does the same with progress).
-    (*(r.ddl() for r in rollups.ROLLUPS), *rollups.backfill_sql()),
+    (*(r.ddl() for r in _ROLLUPS_V3), *rollups.backfill_sql(_ROLLUPS_V3)),
     # 4: the rollups' hour tier, summed from their minutes
-    (*(r.ddl(rollups.HOURLY) for r in rollups.ROLLUPS),
-     *(r.hourly_backfill() for r in rollups.ROLLUPS)),
+    (*(r.ddl(rollups.HOURLY) for r in _ROLLUPS_V3),
+     *(r.hourly_backfill() for r in _ROLLUPS_V3)),
+    # 5: each task's self time per hop kind, computed for the tasks already stored, and the
+    # budget rollups (/budget) built from it
+    (*(f"alter table task_store add column if not exists {name} {sql_type}"
+       for name, sql_type, _, _ in _TASK_COLUMNS_V5),
+     "create or replace view tasks as select * from task_store",
+     lambda con: fill_self_times(con, progress=_log_progress),
+     *(r.ddl(suffix) for r in rollups.BUDGET_ROLLUPS for suffix in ("", rollups.HOURLY)),
+     *rollups.backfill_sql(rollups.BUDGET_ROLLUPS),
+     *(r.hourly_backfill() for r in rollups.BUDGET_ROLLUPS)),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -151,8 +232,11 @@ def migrate(con) -> int:
                            f"({SCHEMA_VERSION}); upgrade agentsla")
     for version in range(current + 1, SCHEMA_VERSION + 1):
         con.execute("begin transaction")
-        for statement in MIGRATIONS[version - 1]:
-            con.execute(statement)
+        for step in MIGRATIONS[version - 1]:
+            if callable(step):
+                step(con)
+            else:
+                con.execute(step)
         con.execute("insert into schema_version values (?)", [version])
         con.execute("commit")
     return current

@@ -4,7 +4,7 @@ The writer calls `materialize` for every task a commit touched (the task row, an
 logical call and attempt number to store with it), and `lost_deadline_ns` to know when an
 unfinished task becomes `lost`. The rules and the reasons behind them are in docs/tasks.md;
 the first-failing-hop walk lives in `blame.py`, the span tree in `tree.py`, logical calls and
-attempts in `attempts.py`.
+attempts in `attempts.py`, each hop kind's self time (where the budget went) in `self_time.py`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from agentsla.contract import BLAMED_OUTCOMES, DECLARABLE_OUTCOMES
 
 from .attempts import Call
 from .blame import NO_BLAME, Attempts, Blame, classify_attempts, find_blame, span_failed
+from .self_time import self_times
 from .tree import Key, Span, SpanTree, build_tree, end_of, start_of
 from agentsla.collector.store.schema import TASK_COLUMN_NAMES
 
@@ -58,6 +59,7 @@ def materialize(task_id: str, spans: Sequence[Mapping[str, Any]], config: TasksC
         deadline = _deadline_ns(budget_ms, config, first_seen_ns)
         row.update(_judge_unrooted(tree, deadline if now_ns >= deadline else None))
     row["budget_used_ratio"] = _ratio(row["duration_ms"], budget_ms)
+    row["self_times"] = None if root is None else self_times(tree, root)
     return Materialized({name: row[name] for name in TASK_COLUMN_NAMES}, attempts.calls)
 
 

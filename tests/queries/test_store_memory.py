@@ -7,14 +7,15 @@ import pytest
 
 from agentsla.collector.store.schema import migrate
 from agentsla.errors import RetryableError
-from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.engines.duckdb import DuckDBStore
+from agentsla.queries.findings import find_findings
 
 
 def test_out_of_memory_names_the_question_and_memory_limit():
     con = duckdb.connect(config={"memory_limit": "20MB"})
     migrate(con)
-    # 200,000 tasks of ten spans each: the budget waterfall's recursive walk cannot fit 20 MB
+    # 200,000 tasks of ten spans each: the ghost-work detector over raw spans cannot fit in
+    # 20 MB (/budget, which used to be the example, now reads rollups and stored self times)
     con.execute("""
         insert into span_store (trace_id, span_id, parent_span_id, task_id, name, start_ns,
                                 end_ns, hop_kind)
@@ -26,6 +27,6 @@ def test_out_of_memory_names_the_question_and_memory_limit():
         select 'k' || j, 't' || j, 's' || (j * 10), j * 10000, j * 10000 + 5000, true, 'success'
         from range(200000) r(j)""")
     with pytest.raises(RetryableError) as err:
-        budget_waterfall(DuckDBStore(con), 0, 10**13)
+        find_findings(DuckDBStore(con), 0, 10**13, "ghost_work", {})
     assert err.value.status == 503
-    assert "'budget_waterfall' needs more memory than memory_limit" in err.value.message
+    assert "'findings/work_after_cutoff' needs more memory than memory_limit" in err.value.message

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable
 
 from agentsla.collector.processing import mapping as m
 from agentsla.collector.processing.attributes import to_bool, to_float, to_int, to_int32, to_str
-from agentsla.collector.store.schema import SPAN_COLUMN_NAMES, TASK_COLUMNS
+from agentsla.collector.store.schema import ADDED_TASK_COLUMNS, SPAN_COLUMN_NAMES, TASK_COLUMNS
+from agentsla.collector.tasks.self_time import SELF_TIMES_SQL_TYPE
 from agentsla.collector.store.clickhouse.url import identifier
 from agentsla.errors import PermanentError
 
@@ -36,7 +37,9 @@ REQUIRED_COLUMNS = {
 
 _CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
              "DOUBLE": "Nullable(Float64)", "INTEGER": "Nullable(Int32)",
-             "BOOLEAN": "Nullable(Bool)", "VARCHAR PRIMARY KEY": "String"}
+             "BOOLEAN": "Nullable(Bool)", "VARCHAR PRIMARY KEY": "String",
+             # an array is never null in ClickHouse: a null inserts as []
+             SELF_TIMES_SQL_TYPE: "Array(Tuple(hop_kind String, self_us Int64))"}
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 
@@ -62,7 +65,9 @@ def agentsla_ddl(database: str, table: str) -> list[str]:
                                    for name, sql_type, _, _ in TASK_COLUMNS)
     own = statements(Template(_file("agentsla.sql")).substitute(
         database=identifier(database), task_columns=task_columns))
-    return [*own, spans_view_sql(database, table)]
+    added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
+             f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
+    return [*own, *added, spans_view_sql(database, table)]
 
 
 def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> None:

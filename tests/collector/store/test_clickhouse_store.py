@@ -172,6 +172,9 @@ def test_a_root_arriving_after_a_pass_finishes_its_task(runner):
     run_pass(runner, "lateroot", url.table, Shard(0, 1), CONFIG, _now(5000))
     task = _tasks(runner, "lateroot")[f"{1:032x}"]
     assert (task["finished"], task["outcome"], task["span_count"]) == (True, "success", 2)
+    # root 0..55 ms, its model call 10..50 ms (the self times /budget sums on DuckDB)
+    assert task["self_times"] == [{"hop_kind": "gateway", "self_us": 15_000},
+                                  {"hop_kind": "model", "self_us": 40_000}]
 
 
 def test_a_late_span_within_the_window_joins_its_finished_task(runner):
