@@ -1,33 +1,55 @@
 """Ingest benchmark: spans/s decode-only and end to end (OTLP/HTTP protobuf -> committed -> tasks).
 
-    python bench/ingest.py --tasks 20000 --senders 4
+    python bench/ingest.py --tasks 20000 --senders 4 --cores 1 --receivers 0,1,2 [--gzip]
 
-End to end runs `agentsla serve` pinned to one core (taskset) and posts pre-built protobuf
-payloads from this process on the other core; it stops when every request is acknowledged (so
-committed, tasks included) and reports spans/s and the server's peak RSS (VmHWM).
+End to end runs `agentsla serve` pinned to `--cores` CPUs (sched_setaffinity before it starts,
+so every thread and receiver process inherits it) and posts pre-built protobuf requests of 500
+spans from this process, on the other CPU when one is left, over `--senders` keep-alive
+connections; a request counts once answered 200 (committed, tasks and rollups included), a
+429/503 is retried after its Retry-After. Reported per run: acknowledged spans/s, the server
+process tree's CPU per span (utime + stime from /proc), p50/p99 request latency at capacity and
+paced at `--load-fraction` of it, and the tree's peak RSS (VmHWM summed over its processes).
+The same load against a sink that only parses the requests (same uvicorn + starlette + protobuf
+stack, pinned the same way) gives the baseline: the ratio to it is the figure that carries
+across machines. `--writer-only` times decode + normalize and the writer in-process instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gzip
+import http.client
 import json
+import math
+import multiprocessing
 import os
 import platform
 import random
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import httpx
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+import uvicorn
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
-from serverproc import ServerProcess  # noqa: E402
+from serverproc import ServerProcess, free_port  # noqa: E402
+from starlette.applications import Starlette  # noqa: E402
+from starlette.requests import Request  # noqa: E402
+from starlette.responses import Response  # noqa: E402
+from starlette.routing import Route  # noqa: E402
 
 from agentsla.collector.receivers.decode import decode_body  # noqa: E402
 from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
@@ -36,6 +58,9 @@ from agentsla.collector.store.writer import TaskWriter  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
 
 SPANS_PER_TASK = 10
+T = TypeVar("T")
+_ALL_CPUS = sorted(os.sched_getaffinity(0))
+_SINK_REPEAT = 5
 
 
 def _kv(key: str, value) -> KeyValue:
@@ -146,88 +171,265 @@ def bench_writer(payloads: list[bytes], rollups: bool) -> dict:
             "ms_per_batch": 1000 * elapsed / len(batches)}
 
 
-def _send_all(server: ServerProcess, payloads: list[bytes], senders: int) -> int:
-    queue = list(reversed(payloads))
-    lock = threading.Lock()
-    retries = [0]
+class _Load:
+    """Sender processes, one keep-alive connection each: closed-loop (as fast as answers come)
+    or paced (request i due `i / rate` seconds after the start). Processes, not threads, so that
+    the load generator's own interpreter is not what limits a fast server."""
 
-    def worker() -> None:
-        with httpx.Client(timeout=120) as client:
+    def __init__(self, url: str, payloads: list[bytes], senders: int, gzip_: bool,
+                 rate: float | None = None) -> None:
+        self.address = httpx.URL(url)
+        self.bodies = [gzip.compress(body, 6) if gzip_ else body for body in payloads]
+        self.headers = {"Content-Type": "application/x-protobuf",
+                        **({"Content-Encoding": "gzip"} if gzip_ else {})}
+        self.senders = senders
+        self.rate = rate
+        self.latencies: list[float] = []  # seconds, one per request answered 200
+        self.refusals = 0  # 429/503 answers (each retried after its Retry-After)
+
+    def run(self) -> float:
+        """Send every body until it is answered 200; return the wall time it took."""
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        started = time.perf_counter()
+        senders = [context.Process(target=self._sender, args=(k, started, results))
+                   for k in range(self.senders)]
+        for sender in senders:
+            sender.start()
+        for _ in senders:
+            latencies, refusals = results.get()
+            self.latencies += latencies
+            self.refusals += refusals
+        elapsed = time.perf_counter() - started
+        for sender in senders:
+            sender.join()
+        if any(sender.exitcode for sender in senders):
+            raise RuntimeError("a sender failed (see its traceback above)")
+        return elapsed
+
+    def _sender(self, k: int, started: float, results) -> None:
+        connection = http.client.HTTPConnection(self.address.host, self.address.port, timeout=120)
+        latencies, refusals = [], 0
+        for index in range(k, len(self.bodies), self.senders):
+            if self.rate:
+                time.sleep(max(0.0, started + index / self.rate - time.perf_counter()))
             while True:
-                with lock:
-                    if not queue:
-                        return
-                    body = queue.pop()
-                while True:
-                    response = client.post(server.traces_url, content=body, headers={
-                        "Content-Type": "application/x-protobuf"})
-                    if response.status_code == 200:
-                        break
-                    retries[0] += 1
-                    time.sleep(float(response.headers.get("retry-after", "1")))
+                sent = time.perf_counter()
+                connection.request("POST", self.address.path, self.bodies[index], self.headers)
+                response = connection.getresponse()
+                content = response.read()
+                if response.status == 200:
+                    latencies.append(time.perf_counter() - sent)
+                    break
+                if response.status not in (429, 503):
+                    raise RuntimeError(f"the server answered {response.status}: {content[:300]!r}")
+                refusals += 1
+                time.sleep(float(response.getheader("retry-after", "1")))
+                if response.getheader("connection", "") == "close":
+                    connection.close()
+        connection.close()
+        results.put((latencies, refusals))
 
-    threads = [threading.Thread(target=worker) for _ in range(senders)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return retries[0]
+
+def _percentile_ms(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else math.nan
+
+
+def _tree(pid: int) -> list[int]:
+    """The pid and every live descendant (receiver processes, a sink's workers)."""
+    pids, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        pids.append(current)
+        for task in Path(f"/proc/{current}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                todo.extend(int(child) for child in task.read_text().split())
+    return pids
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process tree, from /proc/<pid>/stat."""
+    total = 0
+    for member in _tree(pid):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def _rss_mib(pid: int, field: str = "VmHWM") -> float:
-    """Peak (VmHWM) or current (VmRSS) resident memory of a process, in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    """Peak (VmHWM) or current (VmRSS) resident memory of a process tree, summed, in MiB."""
+    total = 0
+    for member in _tree(pid):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{member}/status").read_text().splitlines():
+                if line.startswith(f"{field}:"):
+                    total += int(line.split()[1])
+    return total / 1024
 
 
-def bench_end_to_end(payloads: list[bytes], tasks: int, senders: int,
-                     server_args: list[str]) -> dict:
-    """Spans/s through a real server pinned to one core, and its peak and final RSS."""
-    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-bench-"))
-    server = ServerProcess(data_dir, server_args).start()
-    if shutil.which("taskset"):
-        subprocess.run(["taskset", "-pc", "0", str(server.proc.pid)], check=True,
-                       capture_output=True)
-        os.sched_setaffinity(0, {1} if os.cpu_count() and os.cpu_count() > 1 else {0})
+def _cpus(cores: int) -> tuple[set[int], set[int]]:
+    """CPUs for the server and for the load: disjoint when the machine has a core to spare."""
+    available = _ALL_CPUS
+    server = set(available[:cores])
+    return server, (set(available[cores:]) or set(available))
+
+
+def _pinned_start(cores: int, start: Callable[[], T]) -> tuple[T, set[int]]:
+    """Start a server process on `cores` CPUs (it and its threads inherit the affinity), then
+    move this process (the load) onto the other CPUs."""
+    server_cpus, load_cpus = _cpus(cores)
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, server_cpus)
     try:
-        started = time.perf_counter()
-        retries = _send_all(server, payloads, senders)
-        elapsed = time.perf_counter() - started
+        started = start()
+    finally:
+        os.sched_setaffinity(0, mine)
+    os.sched_setaffinity(0, load_cpus)  # the sender processes inherit it
+    return started, server_cpus
+
+
+def _measure(pid: int, url: str, payloads: list[bytes], spans: int, args) -> dict:
+    """Capacity with closed-loop senders, then latency at `--load-fraction` of that capacity."""
+    cpu_before = _cpu_seconds(pid)
+    load = _Load(url, payloads, args.senders, args.gzip)
+    elapsed = load.run()
+    cpu = _cpu_seconds(pid) - cpu_before
+    result = {"spans_per_s": round(spans / elapsed), "seconds": round(elapsed, 2),
+              "cpu_us_per_span": round(1e6 * cpu / spans, 1),
+              "p50_ms": round(_percentile_ms(load.latencies, 0.5), 1),
+              "p99_ms": round(_percentile_ms(load.latencies, 0.99), 1),
+              "refusals_429_503": load.refusals}
+    if args.load_fraction:
+        paced_payloads = payloads[:max(1, len(payloads) // 2)]
+        rate = args.load_fraction * (len(payloads) / elapsed)
+        paced = _Load(url, paced_payloads, args.senders * 4, args.gzip, rate=rate)
+        paced.run()
+        result["paced"] = {"requests_per_s": round(rate, 1),
+                           "p50_ms": round(_percentile_ms(paced.latencies, 0.5), 1),
+                           "p99_ms": round(_percentile_ms(paced.latencies, 0.99), 1),
+                           "refusals_429_503": paced.refusals}
+    result["peak_rss_mib"] = round(_rss_mib(pid))
+    return result
+
+
+def bench_end_to_end(payloads: list[bytes], spans: int, args, server_args: list[str]) -> dict:
+    """Acknowledged spans/s, CPU per span, latency and RSS of a real `agentsla serve`."""
+    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-bench-"))
+    server, cpus = _pinned_start(args.cores, ServerProcess(data_dir, server_args).start)
+    try:
+        result = _measure(server.proc.pid, server.traces_url, payloads, spans, args)
         stored = server.api("/api/v1/sla", window="2h").json()
-        rss = _rss_mib(server.proc.pid)
-        final_rss = _rss_mib(server.proc.pid, "VmRSS")
+        result["tasks_finished"] = stored["totals"]["finished"]
+        result["final_rss_mib"] = round(_rss_mib(server.proc.pid, "VmRSS"))
     finally:
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
-    return {"spans_per_s": tasks * SPANS_PER_TASK / elapsed, "seconds": elapsed,
-            "retries_429": retries, "tasks_finished": stored["totals"]["finished"],
-            "peak_rss_mib": rss, "final_rss_mib": final_rss, "server_args": server_args}
+    return {"server_args": server_args, "server_cpus": sorted(cpus), **result}
+
+
+def bench_sink(payloads: list[bytes], spans: int, args) -> dict:
+    """The same load against a sink that only parses each request (the same HTTP stack)."""
+    port = free_port()
+
+    def start() -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, __file__, "--serve-sink", str(port),
+                                 "--cores", str(args.cores)], start_new_session=True)
+
+    sink, cpus = _pinned_start(args.cores, start)
+    try:
+        url = f"http://127.0.0.1:{port}/v1/traces"
+        _wait_listening(url)
+        # the sink is ~50x faster: repeat the requests so that its run is long enough to time
+        result = _measure(sink.pid, url, payloads * _SINK_REPEAT, spans * _SINK_REPEAT, args)
+    finally:
+        os.killpg(sink.pid, signal.SIGTERM)  # the sink and its forked workers
+        sink.wait(30)
+    return {"server_cpus": sorted(cpus), **result}
+
+
+def _wait_listening(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.get(url, timeout=1)
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not start listening")
+
+
+def serve_sink(port: int, processes: int) -> None:
+    """Answer POST /v1/traces 200 after decompressing and parsing the body: the ceiling a
+    Python OTLP receiver on uvicorn + starlette + upb protobuf can reach (`processes` workers
+    sharing one listening socket)."""
+    sock = socket.create_server(("127.0.0.1", port))
+    for _ in range(processes - 1):
+        if os.fork() == 0:
+            break
+    ok = ExportTraceServiceResponse().SerializeToString()
+
+    async def traces(request: Request) -> Response:
+        body = await request.body()
+        if request.headers.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
+        ExportTraceServiceRequest.FromString(body)
+        return Response(ok, media_type="application/x-protobuf")
+
+    app = Starlette(routes=[Route("/v1/traces", traces, methods=["POST", "GET"])])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False,
+                                           lifespan="off"))
+    server.run(sockets=[sock])
 
 
 def main() -> None:
-    """Run both benchmarks and print one JSON line with the machine it ran on."""
+    """Run the benchmarks and print one JSON document with the machine it ran on."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20_000)
     parser.add_argument("--tasks-per-request", type=int, default=50)
-    parser.add_argument("--senders", type=int, default=4)
+    parser.add_argument("--senders", type=int, default=4, help="keep-alive connections")
+    parser.add_argument("--cores", type=int, choices=(1, 2), default=1,
+                        help="CPUs the server (and the sink) are pinned to")
+    parser.add_argument("--gzip", action="store_true", help="send gzip-compressed bodies")
+    parser.add_argument("--receivers", default="0",
+                        help="comma-separated `serve --receivers` values to run, e.g. 0,1,2")
+    parser.add_argument("--load-fraction", type=float, default=0.8,
+                        help="after the capacity run, pace half the requests at this fraction "
+                             "of the measured capacity and report their latency (0: skip)")
+    parser.add_argument("--no-sink", action="store_true", help="skip the parsing-sink baseline")
     parser.add_argument("--server-arg", action="append", default=[], dest="server_args",
                         help="extra `agentsla serve` flag (repeat), e.g. --server-arg=--memory-limit=1GB")
     parser.add_argument("--writer-only", action="store_true",
                         help="only time the writer in-process, rollups off then on")
+    parser.add_argument("--serve-sink", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve_sink:
+        serve_sink(args.serve_sink, args.cores)
+        return
     payloads = build_payloads(args.tasks, args.tasks_per_request)
+    spans = args.tasks * SPANS_PER_TASK
     result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}",
-              "spans": args.tasks * SPANS_PER_TASK,
+              "date": time.strftime("%Y-%m-%d"), "spans": spans,
+              "spans_per_request": args.tasks_per_request * SPANS_PER_TASK,
               "decode_spans_per_s": bench_decode(payloads)}
-    # the same batches through the writer, rollups off then on: their cost per batch
-    result["writer"] = [bench_writer(payloads, rollups=False), bench_writer(payloads, rollups=True)]
     if args.writer_only:
+        # the same batches through the writer, rollups off then on: their cost per batch
+        result["writer"] = [bench_writer(payloads, rollups=False),
+                            bench_writer(payloads, rollups=True)]
         print(json.dumps(result, indent=2))
         return
-    result["end_to_end"] = bench_end_to_end(payloads, args.tasks, args.senders, args.server_args)
+    result.update(cores=args.cores, gzip=args.gzip, senders=args.senders)
+    if not args.no_sink:
+        result["sink"] = bench_sink(payloads, spans, args)
+    runs = []
+    for receivers in args.receivers.split(","):
+        extra = [] if receivers == "0" else [f"--receivers={receivers}"]
+        run = bench_end_to_end(payloads, spans, args, [*extra, *args.server_args])
+        if "sink" in result:
+            run["ratio_to_sink"] = round(run["spans_per_s"] / result["sink"]["spans_per_s"], 4)
+        runs.append(run)
+    result["end_to_end"] = runs
     print(json.dumps(result, indent=2))
 
 
