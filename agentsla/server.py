@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import signal
 import ssl
@@ -11,19 +10,19 @@ from pathlib import Path
 
 import duckdb
 import grpc
-import uvicorn
 
 from agentsla.alerts.service import AlertService
 from agentsla.collector.receivers.grpc import start_grpc_server
 from agentsla.collector.receivers.http import create_otlp_http_app
 from agentsla.collector.pipeline import IngestPipeline
 from agentsla.collector.receivers.export import Exporter
+from agentsla.collector.receivers.processes import ReceiverPool
 from agentsla.collector.store.clickhouse.exporter_rows import from_span_row
 from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import Config, ServerConfig
-from agentsla.connguard import guarded_protocol
+from agentsla.listeners import HttpServer, http_server, uses_tls
 from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
 from agentsla.queries.engines.clickhouse import open_runner, store_factory
@@ -31,46 +30,6 @@ from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
 log = logging.getLogger("agentsla.server")
-
-
-class _Server(uvicorn.Server):
-    """A uvicorn server that leaves signal handling to agentsla (one handler stops everything)."""
-
-    def capture_signals(self):  # type: ignore[override]
-        return contextlib.nullcontext()
-
-
-def _http_server(app, config: Config, port: int, listener: str) -> _Server:
-    # The guarded protocol caps connections (503 + Retry-After) and closes slow or silent ones.
-    protocol = guarded_protocol(config.server.read_timeout, config.server.max_connections,
-                                config.ingest.retry_after)
-    return _Server(uvicorn.Config(
-        app, host=config.server.host, port=port, log_level="warning", access_log=False,
-        lifespan="off", http=protocol,
-        timeout_keep_alive=max(1, int(config.server.keepalive_timeout)),
-        **_uvicorn_tls(config.server, listener)))
-
-
-def _uses_tls(server: ServerConfig, listener: str) -> bool:
-    return bool(server.tls_cert_file) and listener in server.tls_listeners
-
-
-def _uvicorn_tls(server: ServerConfig, listener: str) -> dict:
-    if not _uses_tls(server, listener):
-        return {}
-    client_auth = ({"ssl_ca_certs": server.tls_client_ca_file, "ssl_cert_reqs": ssl.CERT_REQUIRED}
-                   if server.tls_client_ca_file else {})
-    return {"ssl_certfile": server.tls_cert_file, "ssl_keyfile": server.tls_key_file,
-            **client_auth}
-
-
-def _grpc_credentials(server: ServerConfig) -> grpc.ServerCredentials | None:
-    if not _uses_tls(server, "otlp_grpc"):
-        return None
-    ca = Path(server.tls_client_ca_file).read_bytes() if server.tls_client_ca_file else None
-    key_pair = (Path(server.tls_key_file).read_bytes(), Path(server.tls_cert_file).read_bytes())
-    return grpc.ssl_server_credentials([key_pair], root_certificates=ca,
-                                       require_client_auth=ca is not None)
 
 
 def check_tls(server: ServerConfig) -> None:
@@ -105,31 +64,47 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
         loop.add_signal_handler(sig, stop.set)
     backend = (_ClickHouseBackend(config) if config.server.store.is_clickhouse else
                _DuckDBBackend(config, lambda: loop.call_soon_threadsafe(stop.set)))
-    exporter = Exporter(config.ingest, backend.submit)
-    otlp_http = _http_server(create_otlp_http_app(exporter, config.server.ingest_token,
-                                                  config.server.read_timeout),
-                             config, config.server.otlp_http_port, "otlp_http")
+    exporter = Exporter(config.ingest, backend.submit)  # gRPC, and OTLP/HTTP in-process
+    receivers = ReceiverPool(config, config.server.receivers) if config.server.receivers else None
+    otlp_http = [] if receivers else [http_server(
+        create_otlp_http_app(exporter, config.server.ingest_token, config.server.read_timeout),
+        config, config.server.otlp_http_port, "otlp_http")]
     alerts = AlertService(config, backend.stores, Path(config.server.data_dir),
                           config.client.dashboard_url or None)
-    api = _http_server(create_api_app(backend.stores, config, lambda: backend.health(exporter),
-                                      extra_routes=alerts.routes()),
-                       config, config.server.api_port, "api")
+    api = http_server(create_api_app(backend.stores, config,
+                                     lambda: _health(backend, exporter, receivers),
+                                     extra_routes=alerts.routes()),
+                      config, config.server.api_port, "api")
     grpc_server, grpc_port = await start_grpc_server(
         exporter, config.server.host, config.server.otlp_grpc_port, config.server.ingest_token,
         config.ingest.max_body_bytes, _grpc_credentials(config.server))
-    tasks = [asyncio.create_task(s.serve()) for s in (otlp_http, api)]
-    await _announce(config, grpc_port, (otlp_http, api), tasks)
+    if receivers:
+        await receivers.start(backend.submit)
+    servers = (*otlp_http, api)
+    tasks = [asyncio.create_task(s.serve()) for s in servers]
+    await _announce(config, grpc_port, servers, tasks)
     await alerts.start()
     # SIGHUP reloads the rule and routing files, as Prometheus and Alertmanager do
     loop.add_signal_handler(signal.SIGHUP, alerts.reload_soon)
     await stop.wait()
     log.warning("shutting down: no new requests, flushing queued spans")
-    for server in (otlp_http, api):
+    for server in servers:
         server.should_exit = True
+    if receivers:
+        await receivers.stop()  # they answer what they hold before the writer closes
     await grpc_server.stop(grace=5)
     await asyncio.gather(*tasks, return_exceptions=True)
     await alerts.stop()
     return await asyncio.to_thread(backend.close)
+
+
+def _grpc_credentials(server: ServerConfig) -> grpc.ServerCredentials | None:
+    if not uses_tls(server, "otlp_grpc"):
+        return None
+    ca = Path(server.tls_client_ca_file).read_bytes() if server.tls_client_ca_file else None
+    key_pair = (Path(server.tls_key_file).read_bytes(), Path(server.tls_cert_file).read_bytes())
+    return grpc.ssl_server_credentials([key_pair], root_certificates=ca,
+                                       require_client_auth=ca is not None)
 
 
 class _DuckDBBackend:
@@ -143,9 +118,11 @@ class _DuckDBBackend:
         self.submit = self.pipeline.submit
         self.stores = cursor_stores(self.con)
 
-    def health(self, exporter: Exporter) -> dict:
+    def health(self, rejected_spans: int) -> dict:
         """Body of /api/v1/health: the pipeline's counters and writer state."""
-        return _health(self.pipeline, exporter)
+        health = self.pipeline.health()
+        health["ingest"]["rejected_spans"] = rejected_spans
+        return health
 
     def close(self) -> int:
         """Flush and close; return the exit code (1 when the writer gave up)."""
@@ -173,10 +150,10 @@ class _ClickHouseBackend:
         except Exception as exc:  # the store's own errors: the client should retry
             raise RetryableError(f"the store did not take the spans: {exc}") from exc
 
-    def health(self, exporter: Exporter) -> dict:
+    def health(self, rejected_spans: int) -> dict:
         """Body of /api/v1/health: the store and the materializer's state."""
         return {"store": str(self.url), "materializer": self.materializer.health(),
-                "ingest": {"rejected_spans": exporter.rejected_spans}}
+                "ingest": {"rejected_spans": rejected_spans}}
 
     def close(self) -> int:
         """Stop the materializer and close the store."""
@@ -195,13 +172,16 @@ def _close_store(con) -> None:
     log.warning("stopped cleanly")
 
 
-def _health(pipeline: IngestPipeline, exporter: Exporter) -> dict:
-    health = pipeline.health()
-    health["ingest"]["rejected_spans"] = exporter.rejected_spans
+def _health(backend, exporter: Exporter, receivers: ReceiverPool | None) -> dict:
+    """Body of /api/v1/health: the backend's, with the rejected spans of every receiver."""
+    if receivers is None:
+        return backend.health(exporter.rejected_spans)
+    health = backend.health(exporter.rejected_spans + receivers.link_rejected_spans)
+    health["receivers"] = receivers.health()
     return health
 
 
-async def _announce(config: Config, grpc_port: int, servers: tuple[_Server, ...],
+async def _announce(config: Config, grpc_port: int, servers: tuple[HttpServer, ...],
                     tasks: list[asyncio.Task]) -> None:
     """Wait until the HTTP listeners are bound, then say where everything is."""
     while not all(s.started for s in servers):
@@ -209,11 +189,13 @@ async def _announce(config: Config, grpc_port: int, servers: tuple[_Server, ...]
             raise OSError("an HTTP listener failed to start (is the port in use?)")
         await asyncio.sleep(0.02)
     host = config.server.host
-    http, api = ("https" if _uses_tls(config.server, name) else "http"
+    http, api = ("https" if uses_tls(config.server, name) else "http"
                  for name in ("otlp_http", "api"))
-    grpc_tls = " (TLS)" if _uses_tls(config.server, "otlp_grpc") else ""
-    print(f"agentsla serving  OTLP/HTTP {http}://{host}:{config.server.otlp_http_port}/v1/traces  "
-          f"OTLP/gRPC {host}:{grpc_port}{grpc_tls}  API {api}://{host}:{config.server.api_port}"
+    receivers = (f" ({config.server.receivers} receiver processes)"
+                 if config.server.receivers else "")
+    grpc_tls = " (TLS)" if uses_tls(config.server, "otlp_grpc") else ""
+    print(f"agentsla serving  OTLP/HTTP {http}://{host}:{config.server.otlp_http_port}/v1/traces"
+          f"{receivers}  OTLP/gRPC {host}:{grpc_port}{grpc_tls}  API {api}://{host}:{config.server.api_port}"
           f"/api/v1  data {_data(config.server)}", flush=True)
 
 

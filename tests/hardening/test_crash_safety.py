@@ -133,10 +133,11 @@ def _restart(old: ServerProcess) -> ServerProcess:
                          grpc_port=old.grpc_port, api_port=old.api_port).start()
 
 
-def run_crash_campaign(data_dir: Path, kills: int, seed: int) -> dict:
+def run_crash_campaign(data_dir: Path, kills: int, seed: int,
+                       server_args: list[str] | None = None) -> dict:
     """Run traffic, SIGKILL the server `kills` times at random moments, then verify storage."""
     rng = random.Random(seed)
-    server = ServerProcess(data_dir).start()
+    server = ServerProcess(data_dir, server_args or []).start()
     stop = threading.Event()
     hard_stop = time.monotonic() + 60 + kills * 15  # every loop ends by itself
     restarts: list[float] = []
@@ -231,6 +232,14 @@ def test_sigkill_loses_no_acknowledged_span(tmp_path: Path) -> None:
     # the kills landed in real traffic: requests were cut off and re-sent across restarts
     assert figures["acked_requests"] > 20 and figures["resent_after_error"] >= 1
     _report("crash.txt", figures)
+
+
+def test_sigkill_with_receiver_processes_loses_no_acknowledged_span(tmp_path: Path) -> None:
+    # SIGKILL hits the writer process; its receiver processes answer 503 and exit by themselves
+    figures = run_crash_campaign(tmp_path / "data", kills=2, seed=20261201,
+                                 server_args=["--receivers", "2"])
+    assert figures["acked_requests"] > 10 and figures["resent_after_error"] >= 1
+    _report("crash-receivers.txt", figures)
 
 
 @pytest.mark.soak

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+import time
 from pathlib import Path
 
 import grpc
@@ -118,14 +119,19 @@ def test_published_json_fixtures_are_accepted_unchanged(server: ServerProcess, n
             assert attr["key"] in match["attributes"]
 
 
+#: Recent span times: spans older than `retention` (30 days) are deleted by the writer's sweep,
+#: which runs 10 s after the start, within a module-scoped server's life.
+_START_NS = time.time_ns() - 3600 * 10**9
+
+
 def _valid_request(span_id: bytes = b"\x01" * 8) -> bytes:
     request = trace_service_pb2.ExportTraceServiceRequest()
     span = request.resource_spans.add().scope_spans.add().spans.add()
     span.trace_id = b"\x0a" * 16
     span.span_id = span_id
     span.name = "root"
-    span.start_time_unix_nano = 1_700_000_000_000_000_000
-    span.end_time_unix_nano = 1_700_000_001_000_000_000
+    span.start_time_unix_nano = _START_NS
+    span.end_time_unix_nano = _START_NS + 10**9
     return request.SerializeToString()
 
 
@@ -156,10 +162,16 @@ STATUS_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def small_server(tmp_path_factory):
+#: `serve` flags per receiver layout: in the writer's process, and two receiver processes.
+RECEIVERS = pytest.mark.parametrize("receivers", [[], ["--receivers", "2"]],
+                                    ids=["in-process", "2-receiver-processes"])
+
+
+@pytest.fixture(scope="module", params=[[], ["--receivers", "2"]],
+                ids=["in-process", "2-receiver-processes"])
+def small_server(tmp_path_factory, request):
     proc = ServerProcess(tmp_path_factory.mktemp("small"),
-                         ["--max-body-bytes", "1MiB"]).start()
+                         ["--max-body-bytes", "1MiB", *request.param]).start()
     yield proc
     proc.stop()
 
@@ -200,8 +212,9 @@ def test_chunked_body_without_content_length(small_server: ServerProcess) -> Non
         response.request.headers["transfer-encoding"] == "chunked"
 
 
-def test_bearer_token_required_when_configured(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path, ["--ingest-token", "s3cret"]).start()
+@RECEIVERS
+def test_bearer_token_required_when_configured(tmp_path: Path, receivers: list[str]) -> None:
+    server = ServerProcess(tmp_path, ["--ingest-token", "s3cret", *receivers]).start()
     try:
         refused = httpx.post(server.traces_url, content=_valid_request(), headers=PROTO)
         assert refused.status_code == 401
@@ -219,9 +232,11 @@ def test_bearer_token_required_when_configured(tmp_path: Path) -> None:
         server.stop()
 
 
-def test_full_queue_answers_429_with_retry_after_and_loses_nothing(tmp_path: Path) -> None:
+@RECEIVERS
+def test_full_queue_answers_429_with_retry_after_and_loses_nothing(tmp_path: Path,
+                                                                   receivers: list[str]) -> None:
     # A 1-byte queue holds one request at a time: concurrent senders must be told to back off.
-    server = ServerProcess(tmp_path, ["--queue-max-bytes", "1"]).start()
+    server = ServerProcess(tmp_path, ["--queue-max-bytes", "1", *receivers]).start()
     results: list[tuple[int, str | None, bytes]] = []
 
     def send(i: int) -> None:
@@ -233,8 +248,8 @@ def test_full_queue_answers_429_with_retry_after_and_loses_nothing(tmp_path: Pat
             span.span_id = (j + 1).to_bytes(8, "big")
             span.parent_span_id = b"" if j == 0 else (1).to_bytes(8, "big")
             span.name = f"s{j}"
-            span.start_time_unix_nano = 1_700_000_000_000_000_000 + j
-            span.end_time_unix_nano = 1_700_000_001_000_000_000
+            span.start_time_unix_nano = _START_NS + j
+            span.end_time_unix_nano = _START_NS + 10**9
         response = httpx.post(server.traces_url, content=request.SerializeToString(),
                               headers=PROTO, timeout=60)
         results.append((response.status_code, response.headers.get("retry-after"),
@@ -259,8 +274,9 @@ def test_full_queue_answers_429_with_retry_after_and_loses_nothing(tmp_path: Pat
         server.stop()
 
 
-def test_acknowledged_spans_survive_sigkill(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path).start()
+@RECEIVERS
+def test_acknowledged_spans_survive_sigkill(tmp_path: Path, receivers: list[str]) -> None:
+    server = ServerProcess(tmp_path, receivers).start()
     acked = []
     for i in range(20):
         response = httpx.post(server.traces_url, content=_valid_request((i + 1).to_bytes(8, "big")),
@@ -268,8 +284,8 @@ def test_acknowledged_spans_survive_sigkill(tmp_path: Path) -> None:
         assert response.status_code == 200
         acked.append((i + 1).to_bytes(8, "big").hex())
     server.kill()
-    restarted = ServerProcess(tmp_path, http_port=server.http_port, grpc_port=server.grpc_port,
-                              api_port=server.api_port).start()
+    restarted = ServerProcess(tmp_path, receivers, http_port=server.http_port,
+                              grpc_port=server.grpc_port, api_port=server.api_port).start()
     try:
         stored = {s["span_id"] for s in trace_spans(restarted, "0a" * 16)}
         assert stored == set(acked)

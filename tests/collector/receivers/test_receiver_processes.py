@@ -1,0 +1,178 @@
+"""`serve --receivers N`: OTLP/HTTP in receiver processes in front of the writer process.
+
+The real server with real exporters and raw protobuf: spans are stored and counted as
+in-process; a receiver killed with SIGKILL is replaced; when the writer process dies, the
+request it held is answered 503 and the receivers exit, so that a restart owns the port.
+(The status-code, partial-success, back-pressure and SIGKILL tests of test_receivers_e2e.py
+run against two receiver processes too.)
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import SpanKind
+
+from serverproc import ServerProcess
+
+PROTO = {"Content-Type": "application/x-protobuf"}
+_START_NS = time.time_ns() - 600 * 10**9
+
+
+def _receiver_pids(server: ServerProcess) -> list[int]:
+    """Pids of the server's receiver processes (its multiprocessing children)."""
+    children = Path(f"/proc/{server.proc.pid}/task/{server.proc.pid}/children").read_text()
+    return [int(pid) for pid in children.split()
+            if b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_for(condition, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _request(trace: int, span_ids: list[bytes]) -> bytes:
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    for span_id in span_ids:
+        span = scope.spans.add()
+        span.trace_id = trace.to_bytes(16, "big")
+        span.span_id = span_id
+        span.name = "root"
+        span.start_time_unix_nano = _START_NS
+        span.end_time_unix_nano = _START_NS + 10**9
+    return request.SerializeToString()
+
+
+def _stored_span_ids(server: ServerProcess, trace: int) -> set[str]:
+    response = server.api(f"/api/v1/traces/{trace.to_bytes(16, 'big').hex()}")
+    if response.status_code == 404:
+        return set()
+    stack, found = list(response.json()["spans"]), set()
+    while stack:
+        node = stack.pop()
+        found.add(node["span_id"])
+        stack.extend(node.get("children") or [])
+    return found
+
+
+def test_sdk_exporter_spans_are_stored_through_receiver_processes(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, ["--receivers", "2"]).start()
+    try:
+        trace_ids = []
+        for compression in (Compression.NoCompression, Compression.Gzip):
+            provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
+            provider.add_span_processor(SimpleSpanProcessor(
+                OTLPSpanExporter(endpoint=server.traces_url, compression=compression)))
+            tracer = provider.get_tracer("receivers")
+            with tracer.start_as_current_span("POST /chat", kind=SpanKind.SERVER,
+                                              attributes={"task.type": "chat"}) as root:
+                with tracer.start_as_current_span("chat gpt-4o", attributes={
+                        "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}):
+                    pass
+            provider.shutdown()
+            trace_ids.append(format(root.get_span_context().trace_id, "032x"))
+        for trace_id in trace_ids:
+            task = server.api(f"/api/v1/tasks/{trace_id}").json()
+            assert (task["span_count"], task["task_type"]) == (2, "chat")
+        health = server.api("/api/v1/health").json()
+        assert health["receivers"] == {"processes": 2, "alive": 2, "restarts": 0}
+        assert health["ingest"]["accepted_spans"] == 4
+    finally:
+        assert server.stop() == 0
+    assert "stopped cleanly" in server.log
+
+
+def test_rejected_spans_of_every_receiver_process_are_counted(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, ["--receivers", "2"]).start()
+    try:
+        for i in range(4):  # a new connection each: the kernel spreads them over the processes
+            body = _request(i + 1, [b"\x01" * 8, b"\x00" * 8])  # the all-zero span id is bad
+            answer = httpx.post(server.traces_url, content=body, headers=PROTO)
+            assert answer.status_code == 200
+            partial = trace_service_pb2.ExportTraceServiceResponse.FromString(answer.content)
+            assert partial.partial_success.rejected_spans == 1
+        # a request of nothing but a bad span is counted too
+        answer = httpx.post(server.traces_url, content=_request(9, [b"\x00" * 8]), headers=PROTO)
+        assert answer.status_code == 200
+        ingest = server.api("/api/v1/health").json()["ingest"]
+        assert (ingest["accepted_spans"], ingest["rejected_spans"]) == (4, 5)
+        assert "agentsla_ingest_rejected_spans_total 5" in server.api("/metrics").text
+    finally:
+        assert server.stop() == 0
+
+
+def test_a_killed_receiver_process_is_replaced(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, ["--receivers", "2"]).start()
+    try:
+        victim = _receiver_pids(server)[0]
+        os.kill(victim, signal.SIGKILL)
+        assert _wait_for(lambda: server.api("/api/v1/health").json()["receivers"] == {
+            "processes": 2, "alive": 2, "restarts": 1})
+        assert victim not in _receiver_pids(server)
+        span_ids = [(i + 1).to_bytes(8, "big") for i in range(10)]
+        for span_id in span_ids:
+            answer = httpx.post(server.traces_url, content=_request(7, [span_id]), headers=PROTO)
+            assert answer.status_code == 200
+        assert _stored_span_ids(server, 7) == {s.hex() for s in span_ids}
+    finally:
+        assert server.stop() == 0
+    assert "starting it again" in server.log
+
+
+def test_writer_process_killed_answers_503_and_the_receivers_exit(tmp_path: Path) -> None:
+    # the writer stalls on its first batch: that request is in flight when the process dies
+    server = ServerProcess(tmp_path, ["--receivers", "1", "--fault-injection", "stall@1"]).start()
+    receivers = _receiver_pids(server)
+    answers: list[httpx.Response] = []
+    sender = threading.Thread(target=lambda: answers.append(httpx.post(
+        server.traces_url, content=_request(5, [b"\x05" * 8]), headers=PROTO, timeout=30)))
+    sender.start()
+    assert _wait_for(lambda: server.api("/api/v1/health").json()["writer"]["busy_s"] is not None)
+    server.kill()
+    sender.join(30)
+    assert answers[0].status_code == 503 and answers[0].headers["retry-after"] == "1"
+    assert _wait_for(lambda: not any(map(_alive, receivers)), timeout=15)
+    restarted = ServerProcess(tmp_path, ["--receivers", "1"], http_port=server.http_port,
+                              grpc_port=server.grpc_port, api_port=server.api_port).start()
+    try:
+        answer = httpx.post(restarted.traces_url, content=_request(5, [b"\x05" * 8]),
+                            headers=PROTO)
+        assert answer.status_code == 200
+        assert _stored_span_ids(restarted, 5) == {"05" * 8}
+    finally:
+        assert restarted.stop() == 0
+
+
+def test_a_writer_that_gives_up_answers_503_through_the_receivers(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path, ["--receivers", "2", "--fault-injection", "crash@1+",
+                                      "--writer-max-restarts", "0"]).start()
+    receivers = _receiver_pids(server)
+    answer = httpx.post(server.traces_url, content=_request(6, [b"\x06" * 8]), headers=PROTO)
+    assert answer.status_code == 503 and "retry-after" in answer.headers
+    assert server.proc.wait(30) == 1
+    server.kill()  # collects the log
+    assert not any(map(_alive, receivers))
+    assert "the writer gave up after 1 unexpected errors in a row" in server.log
