@@ -35,6 +35,18 @@ _OTHER = "_OTHER"
 _HOP_NAME_COLUMN = {"model": "model", "tool": "tool", "agent": "agent"}
 
 
+#: A span the decoder could not parse on its own (collector/receivers/decode.py) is passed on
+#: with this one-byte trace id and its reason as name, so that it is rejected alone.
+_UNDECODABLE = b"\xfe"
+
+
+def mark_undecodable(span: Any, reason: str) -> None:
+    """Make span a placeholder that normalization rejects with `reason` (partial success)."""
+    span.Clear()
+    span.trace_id = _UNDECODABLE
+    span.name = reason
+
+
 @dataclass
 class NormalizedBatch:
     """Span rows of one request plus what was rejected (for OTLP partial_success)."""
@@ -77,6 +89,8 @@ def _invalid(span: Any) -> str | None:
     """Say why a span cannot be stored, or None."""
     trace_id = span.trace_id
     if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+        if trace_id == _UNDECODABLE:
+            return span.name
         return "invalid trace id: must be 16 bytes (32 hex digits) and not all zero"
     span_id = span.span_id
     if len(span_id) != 8 or span_id == _ZERO_SPAN:

@@ -18,10 +18,11 @@ import zlib
 from typing import Any
 
 import orjson
-from google.protobuf import json_format
+from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agentsla.collector.processing.normalize import mark_undecodable
 from agentsla.config import IngestConfig
 from agentsla.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType
 
@@ -113,13 +114,103 @@ def _inflate(body: bytes, wbits: int, max_bytes: int, name: str) -> bytes:
 
 
 def parse_protobuf(raw: bytes) -> ExportTraceServiceRequest:
-    """Parse a binary protobuf ExportTraceServiceRequest."""
+    """Parse a binary protobuf ExportTraceServiceRequest.
+
+    When the request is nested deeper than the parser allows (upb's limit of 100 message
+    levels: attribute values about 45 arrays or maps deep), it is parsed again span by span: a
+    span too deep on its own becomes a placeholder that normalization rejects alone (partial
+    success), and the others are kept. Any other undecodable part stays a 400 for the request.
+    """
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(raw)
     except (DecodeError, RecursionError, ValueError) as exc:
-        raise PermanentError(f"cannot decode OTLP protobuf: {exc}") from None
+        error = PermanentError(f"cannot decode OTLP protobuf: {_short(exc)}")
+        if not _too_deep(exc):
+            raise error from None
+        return _parse_span_by_span(raw, error)
     return request
+
+
+def _parse_span_by_span(raw: bytes, error: PermanentError) -> ExportTraceServiceRequest:
+    """Rebuild the request from separately parsed spans; raise `error` when that changes nothing."""
+    try:
+        shallow = _SHALLOW_REQUEST.FromString(raw)
+    except (DecodeError, RecursionError, ValueError):
+        raise error from None
+    request = ExportTraceServiceRequest()
+    undecodable = 0
+    for shallow_resource in shallow.resource_spans:
+        resource_spans = request.resource_spans.add(schema_url=shallow_resource.schema_url)
+        resource_problem = _parse_into(resource_spans.resource, shallow_resource.resource)
+        for shallow_scope in shallow_resource.scope_spans:
+            scope_spans = resource_spans.scope_spans.add(schema_url=shallow_scope.schema_url)
+            scope_problem = _parse_into(scope_spans.scope, shallow_scope.scope)
+            for raw_span in shallow_scope.spans:
+                span = scope_spans.spans.add()
+                problem = (resource_problem and f"its resource: {resource_problem}" or
+                           scope_problem and f"its scope: {scope_problem}" or
+                           _parse_into(span, raw_span))
+                if problem is _NOT_DEPTH:
+                    raise error
+                if problem:
+                    mark_undecodable(span, f"cannot decode span: {problem}")
+                    undecodable += 1
+    if not undecodable:
+        raise error  # every part parses alone: what failed was the whole, keep the 400
+    return request
+
+
+def _parse_into(message: Any, raw: bytes) -> str | None:
+    """Parse raw into message; None when it parses, _DEPTH_HINT when it is too deep, else
+    _NOT_DEPTH (the request is refused as a whole, as before)."""
+    try:
+        message.ParseFromString(raw)
+    except (DecodeError, RecursionError, ValueError) as exc:
+        message.Clear()
+        return _DEPTH_HINT if _too_deep(exc) else _NOT_DEPTH
+    return None
+
+
+def _too_deep(exc: Exception) -> bool:
+    """Whether a parse failed on nesting depth (upb: "MaxDepth"; json_format: "too deep")."""
+    text = str(exc).lower()
+    return isinstance(exc, RecursionError) or "depth" in text or "too deep" in text
+
+
+def _shallow_request_class() -> type:
+    """ExportTraceServiceRequest with every Resource, InstrumentationScope and Span left as
+    bytes (the same wire format): parsing it checks the framing and splits the spans."""
+    file = descriptor_pb2.FileDescriptorProto(name="agentsla/shallow_trace.proto",
+                                              package="agentsla.shallow", syntax="proto3")
+    repeated, optional = (descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+                          descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    kinds = descriptor_pb2.FieldDescriptorProto
+    layout = {"Request": [("resource_spans", 1, repeated, ".agentsla.shallow.ResourceSpans")],
+              "ResourceSpans": [("resource", 1, optional, kinds.TYPE_BYTES),
+                                ("scope_spans", 2, repeated, ".agentsla.shallow.ScopeSpans"),
+                                ("schema_url", 3, optional, kinds.TYPE_STRING)],
+              "ScopeSpans": [("scope", 1, optional, kinds.TYPE_BYTES),
+                             ("spans", 2, repeated, kinds.TYPE_BYTES),
+                             ("schema_url", 3, optional, kinds.TYPE_STRING)]}
+    for name, fields in layout.items():
+        message = file.message_type.add(name=name)
+        for field_name, number, label, kind in fields:
+            field = message.field.add(name=field_name, number=number, label=label)
+            if isinstance(kind, str):
+                field.type, field.type_name = kinds.TYPE_MESSAGE, kind
+            else:
+                field.type = kind
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("agentsla.shallow.Request"))
+
+
+_SHALLOW_REQUEST = _shallow_request_class()
+_NOT_DEPTH = "not a depth error"
+_JSON_ERRORS = (json_format.ParseError, RecursionError, ValueError, TypeError)
+_DEPTH_HINT = ("attribute values nested deeper than the protobuf decoder's limit of 100 "
+               "message levels (about 45 levels of arrays and maps)")
 
 
 def parse_json(raw: bytes) -> ExportTraceServiceRequest:
@@ -135,8 +226,39 @@ def parse_json(raw: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
         json_format.ParseDict(data, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
-        raise PermanentError(f"cannot decode OTLP JSON: {_short(exc)}") from None
+    except _JSON_ERRORS as exc:
+        error = PermanentError(f"cannot decode OTLP JSON: {_short(exc)}")
+        if not _too_deep(exc):
+            raise error from None
+        return _parse_json_span_by_span(data, error)  # as for protobuf: too deep, rejected alone
+    return request
+
+
+def _parse_json_span_by_span(data: dict[str, Any],
+                             error: PermanentError) -> ExportTraceServiceRequest:
+    """Parse the request without its spans, then each span alone (see parse_protobuf)."""
+    span_lists = [[scope_spans.pop(key) for key in ("spans",) if key in scope_spans]
+                  for resource_spans in _items(data, "resourceSpans", "resource_spans")
+                  for scope_spans in _items(resource_spans, "scopeSpans", "scope_spans")]
+    request = ExportTraceServiceRequest()
+    try:
+        json_format.ParseDict(data, request, ignore_unknown_fields=True)
+    except _JSON_ERRORS:
+        raise error from None
+    scopes = [scope for resource in request.resource_spans for scope in resource.scope_spans]
+    undecodable = 0
+    for scope, spans in zip(scopes, span_lists):
+        for span_data in spans[0] if spans and isinstance(spans[0], list) else ():
+            span = scope.spans.add()
+            try:
+                json_format.ParseDict(span_data, span, ignore_unknown_fields=True)
+            except _JSON_ERRORS as exc:
+                if not _too_deep(exc):
+                    raise error from None
+                mark_undecodable(span, f"cannot decode span: {_DEPTH_HINT}")
+                undecodable += 1
+    if not undecodable:
+        raise error
     return request
 
 

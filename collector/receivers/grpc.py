@@ -14,10 +14,17 @@ import grpc
 from google.protobuf import duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 
+from agentsla.collector.receivers.decode import parse_protobuf
 from agentsla.collector.receivers.export import Exporter
-from agentsla.errors import AgentslaError, Overloaded, RetryableError, Unauthorized
+from agentsla.errors import (AgentslaError, Overloaded, PermanentError, RetryableError,
+                             Unauthorized)
 
+_SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 _CODES = {Overloaded: grpc.StatusCode.RESOURCE_EXHAUSTED, RetryableError: grpc.StatusCode.UNAVAILABLE,
           Unauthorized: grpc.StatusCode.UNAUTHENTICATED}
 
@@ -33,6 +40,8 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         """Store the request's spans, answering only after they are committed."""
         try:
             self._check_token(context)
+            if isinstance(request, PermanentError):
+                raise request
             return await self.exporter.export(request)
         except AgentslaError as exc:
             await _abort(context, exc)
@@ -43,6 +52,23 @@ class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
         given = dict(context.invocation_metadata() or ()).get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
             raise Unauthorized("missing or wrong bearer token")
+
+
+def _handler(service: TraceService) -> grpc.GenericRpcHandler:
+    """The TraceService handler, decoding with parse_protobuf (span-by-span fallback) instead
+    of the generated FromString, so that one undecodable span is rejected alone."""
+    export = grpc.unary_unary_rpc_method_handler(
+        service.Export, request_deserializer=_deserialize,
+        response_serializer=ExportTraceServiceResponse.SerializeToString)
+    return grpc.method_handlers_generic_handler(_SERVICE, {"Export": export})
+
+
+def _deserialize(raw: bytes) -> ExportTraceServiceRequest | PermanentError:
+    # Returned, not raised: a raising deserializer makes gRPC answer INTERNAL without a reason.
+    try:
+        return parse_protobuf(raw)
+    except PermanentError as exc:
+        return exc
 
 
 async def _abort(context: grpc.aio.ServicerContext, exc: AgentslaError) -> None:
@@ -64,7 +90,7 @@ async def start_grpc_server(exporter: Exporter, host: str, port: int, token: str
     """Start the gRPC listener (TLS with `credentials`); return the server and its port."""
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
                                       ("grpc.so_reuseport", 0)])
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(TraceService(exporter, token), server)
+    server.add_generic_rpc_handlers((_handler(TraceService(exporter, token)),))
     address = f"{host}:{port}"
     bound = (server.add_secure_port(address, credentials) if credentials is not None
              else server.add_insecure_port(address))

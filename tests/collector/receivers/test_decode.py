@@ -10,7 +10,9 @@ import zlib
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from agentsla.collector.receivers.decode import check_span_count, decode_body
@@ -248,3 +250,75 @@ def test_span_count_limit_names_the_count():
     with pytest.raises(PayloadTooLarge, match="3 spans"):
         check_span_count(_proto_request(3), 2)
     check_span_count(_proto_request(2), 2)  # at the limit is fine
+
+
+def _nested(depth: int) -> AnyValue:
+    """An AnyValue that is `depth` arrays deep around one string."""
+    value = AnyValue(string_value="bottom")
+    for _ in range(depth):
+        outer = AnyValue()
+        outer.array_value.values.add().CopyFrom(value)
+        value = outer
+    return value
+
+
+def _with_deep_span(depth: int, where: str = "span") -> ExportTraceServiceRequest:
+    """Three spans; the middle one (or its resource, or its scope) carries a `depth`-deep value."""
+    request = _proto_request(3)
+    resource_spans = request.resource_spans[0]
+    target = {"span": resource_spans.scope_spans[0].spans[1],
+              "resource": resource_spans.resource,
+              "scope": resource_spans.scope_spans[0].scope}[where]
+    target.attributes.add(key="deep").value.CopyFrom(_nested(depth))
+    other = request.resource_spans.add().scope_spans.add().spans.add(
+        name="elsewhere", trace_id=bytes.fromhex(TRACE_HEX), span_id=(9).to_bytes(8, "big"))
+    other.start_time_unix_nano = 1
+    return request
+
+
+def _encode(request: ExportTraceServiceRequest, media_type: str) -> bytes:
+    if media_type == PROTO:
+        return request.SerializeToString()
+    data = json_format.MessageToDict(request)
+    for resource_spans, proto in zip(data["resourceSpans"], request.resource_spans):
+        for span, span_proto in zip(resource_spans["scopeSpans"][0]["spans"],
+                                    proto.scope_spans[0].spans):
+            span.update(traceId=span_proto.trace_id.hex(), spanId=span_proto.span_id.hex())
+    return json.dumps(data).encode()  # OTLP/JSON: hex ids
+
+
+@pytest.mark.parametrize("media_type", [PROTO, JSON])
+def test_a_span_nested_too_deep_is_rejected_alone(media_type):
+    # 60 arrays: past the protobuf parser's 100 message levels, for the request and the span
+    request = decode_body(_encode(_with_deep_span(60), media_type), media_type, None, LIMITS)
+    batch = normalize_request(request, LIMITS, received_ns=7)
+    assert sorted(row["span_id"] for row in batch.rows) == [
+        f"{1:016x}", f"{3:016x}", f"{9:016x}"]
+    assert batch.rejected == 1
+    assert batch.errors == ["cannot decode span: attribute values nested deeper than the "
+                            "protobuf decoder's limit of 100 message levels (about 45 levels "
+                            "of arrays and maps)"]
+
+
+def test_nesting_the_parser_accepts_is_kept_and_cut_at_max_value_depth():
+    request = decode_body(_with_deep_span(40).SerializeToString(), PROTO, None, LIMITS)
+    batch = normalize_request(request, LIMITS, received_ns=7)
+    assert batch.rejected == 0 and len(batch.rows) == 4
+    value = json.loads(batch.rows[1]["attributes"])["deep"]
+    for _ in range(LIMITS.max_value_depth):  # 32 levels kept, the rest replaced
+        (value,) = value
+    assert value == "...[truncated]"
+
+
+@pytest.mark.parametrize("where", ["resource", "scope"])
+def test_a_resource_or_scope_nested_too_deep_rejects_its_spans_only(where):
+    request = decode_body(_with_deep_span(60, where).SerializeToString(), PROTO, None, LIMITS)
+    batch = normalize_request(request, LIMITS, received_ns=7)
+    assert [row["name"] for row in batch.rows] == ["elsewhere"]
+    assert batch.rejected == 3 and batch.errors[0].startswith(f"cannot decode span: its {where}")
+
+
+def test_broken_framing_is_still_a_400_for_the_request():
+    body = _with_deep_span(60).SerializeToString()
+    with pytest.raises(PermanentError, match="cannot decode OTLP protobuf"):
+        decode_body(body[:-5], PROTO, None, LIMITS)

@@ -203,6 +203,53 @@ def test_partial_success_rejects_only_bad_spans(small_server: ServerProcess) -> 
     assert "02" * 8 in {s["span_id"] for s in stored}
 
 
+def _deep_request(trace: bytes) -> trace_service_pb2.ExportTraceServiceRequest:
+    """Spans 01 and 03 are fine; span 02 carries a value 60 arrays deep (past protobuf's limit)."""
+    request = trace_service_pb2.ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    for i in (1, 2, 3):
+        scope.spans.add(trace_id=trace, span_id=bytes([i]) * 8, name=f"s{i}",
+                        start_time_unix_nano=_START_NS, end_time_unix_nano=_START_NS + 10**9)
+    value = scope.spans[1].attributes.add(key="deep").value
+    for _ in range(60):
+        value = value.array_value.values.add()
+    value.string_value = "bottom"
+    return request
+
+
+def _stored_ids(server: ServerProcess, trace: bytes) -> set[str]:
+    return {s["span_id"] for s in trace_spans(server, trace.hex())}
+
+
+def test_a_span_nested_too_deep_is_rejected_alone_over_http(small_server: ServerProcess) -> None:
+    trace = b"\x0d" * 16
+    response = httpx.post(small_server.traces_url,
+                          content=_deep_request(trace).SerializeToString(), headers=PROTO)
+    assert response.status_code == 200
+    answer = trace_service_pb2.ExportTraceServiceResponse.FromString(response.content)
+    assert answer.partial_success.rejected_spans == 1
+    assert "nested deeper" in answer.partial_success.error_message
+    assert _stored_ids(small_server, trace) == {"01" * 8, "03" * 8}
+
+
+def test_a_span_nested_too_deep_is_rejected_alone_over_grpc(small_server: ServerProcess) -> None:
+    trace = b"\x0e" * 16
+    with grpc.insecure_channel(small_server.grpc_target) as channel:
+        answer = trace_service_pb2_grpc.TraceServiceStub(channel).Export(_deep_request(trace))
+    assert answer.partial_success.rejected_spans == 1
+    assert "nested deeper" in answer.partial_success.error_message
+    assert _stored_ids(small_server, trace) == {"01" * 8, "03" * 8}
+
+
+def test_undecodable_grpc_request_is_invalid_argument(small_server: ServerProcess) -> None:
+    with grpc.insecure_channel(small_server.grpc_target) as channel:
+        export = channel.unary_unary("/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+        with pytest.raises(grpc.RpcError) as refused:
+            export(_valid_request()[:-3])  # truncated
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "cannot decode OTLP protobuf" in refused.value.details()
+
+
 def test_chunked_body_without_content_length(small_server: ServerProcess) -> None:
     body = _valid_request(b"\x03" * 8)
     response = httpx.post(small_server.traces_url, content=iter([body[:10], body[10:]]),
