@@ -1,10 +1,12 @@
-"""The HTTP listeners of `agentsla serve` (OTLP/HTTP, API), built the same way in every process."""
+"""The listeners of `agentsla serve` (OTLP/HTTP, OTLP/gRPC, API), built alike in every process."""
 
 from __future__ import annotations
 
 import contextlib
 import ssl
+from pathlib import Path
 
+import grpc
 import uvicorn
 
 from agentsla.config import Config, ServerConfig
@@ -44,3 +46,13 @@ def _uvicorn_tls(server: ServerConfig, listener: str) -> dict:
                    if server.tls_client_ca_file else {})
     return {"ssl_certfile": server.tls_cert_file, "ssl_keyfile": server.tls_key_file,
             **client_auth}
+
+
+def grpc_credentials(server: ServerConfig) -> grpc.ServerCredentials | None:
+    """TLS credentials of the OTLP/gRPC listener, or None when it is plain."""
+    if not uses_tls(server, "otlp_grpc"):
+        return None
+    ca = Path(server.tls_client_ca_file).read_bytes() if server.tls_client_ca_file else None
+    key_pair = (Path(server.tls_key_file).read_bytes(), Path(server.tls_cert_file).read_bytes())
+    return grpc.ssl_server_credentials([key_pair], root_certificates=ca,
+                                       require_client_auth=ca is not None)

@@ -9,7 +9,6 @@ import ssl
 from pathlib import Path
 
 import duckdb
-import grpc
 
 from agentsla.alerts.service import AlertService
 from agentsla.collector.receivers.grpc import start_grpc_server
@@ -22,7 +21,7 @@ from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import Config, ServerConfig
-from agentsla.listeners import HttpServer, http_server, uses_tls
+from agentsla.listeners import HttpServer, grpc_credentials, http_server, uses_tls
 from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
 from agentsla.queries.engines.clickhouse import open_runner, store_factory
@@ -75,11 +74,14 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
                                      lambda: _health(backend, exporter, receivers),
                                      extra_routes=alerts.routes()),
                       config, config.server.api_port, "api")
-    grpc_server, grpc_port = await start_grpc_server(
-        exporter, config.server.host, config.server.otlp_grpc_port, config.server.ingest_token,
-        config.ingest.max_body_bytes, _grpc_credentials(config.server))
-    if receivers:
+    if receivers:  # they serve OTLP/HTTP and OTLP/gRPC
+        grpc_server, grpc_port = None, receivers.grpc_port
         await receivers.start(backend.submit)
+    else:
+        grpc_server, grpc_port = await start_grpc_server(
+            exporter, config.server.host, config.server.otlp_grpc_port,
+            config.server.ingest_token, config.ingest.max_body_bytes,
+            grpc_credentials(config.server))
     servers = (*otlp_http, api)
     tasks = [asyncio.create_task(s.serve()) for s in servers]
     await _announce(config, grpc_port, servers, tasks)
@@ -92,19 +94,11 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
         server.should_exit = True
     if receivers:
         await receivers.stop()  # they answer what they hold before the writer closes
-    await grpc_server.stop(grace=5)
+    else:
+        await grpc_server.stop(grace=5)
     await asyncio.gather(*tasks, return_exceptions=True)
     await alerts.stop()
     return await asyncio.to_thread(backend.close)
-
-
-def _grpc_credentials(server: ServerConfig) -> grpc.ServerCredentials | None:
-    if not uses_tls(server, "otlp_grpc"):
-        return None
-    ca = Path(server.tls_client_ca_file).read_bytes() if server.tls_client_ca_file else None
-    key_pair = (Path(server.tls_key_file).read_bytes(), Path(server.tls_cert_file).read_bytes())
-    return grpc.ssl_server_credentials([key_pair], root_certificates=ca,
-                                       require_client_auth=ca is not None)
 
 
 class _DuckDBBackend:

@@ -85,11 +85,15 @@ async def _abort(context: grpc.aio.ServicerContext, exc: AgentslaError) -> None:
 
 async def start_grpc_server(exporter: Exporter, host: str, port: int, token: str,
                             max_message_bytes: int,
-                            credentials: grpc.ServerCredentials | None = None
-                            ) -> tuple[grpc.aio.Server, int]:
-    """Start the gRPC listener (TLS with `credentials`); return the server and its port."""
+                            credentials: grpc.ServerCredentials | None = None,
+                            reuse_port: bool = False) -> tuple[grpc.aio.Server, int]:
+    """Start the gRPC listener (TLS with `credentials`); return the server and its port.
+
+    `reuse_port` lets the receiver processes listen on one port (SO_REUSEPORT); otherwise a
+    port already in use fails here.
+    """
     server = grpc.aio.server(options=[("grpc.max_receive_message_length", max_message_bytes),
-                                      ("grpc.so_reuseport", 0)])
+                                      ("grpc.so_reuseport", int(reuse_port))])
     server.add_generic_rpc_handlers((_handler(TraceService(exporter, token)),))
     address = f"{host}:{port}"
     bound = (server.add_secure_port(address, credentials) if credentials is not None

@@ -2,10 +2,12 @@
 
 `agentsla serve --receivers N` binds the OTLP/HTTP port once, in the writer process, and starts
 N receiver processes that share that listening socket (the kernel hands each connection to one
-of them). Each one reads, decompresses, decodes and normalizes requests on its own interpreter
-and core, then hands the rows to the writer process over a WriterLink (collector/receivers/
-link.py) and answers only after the writer's verdict: 200 once committed, or the writer's
-429/503 with Retry-After. The writer process keeps the pipeline, the API, gRPC and alerts.
+of them); for OTLP/gRPC each receiver listens on the gRPC port with SO_REUSEPORT, the writer
+process holding the port bound (not listening) so that nobody else takes it. Each receiver
+reads, decompresses, decodes and normalizes requests on its own interpreter and core, then
+hands the rows to the writer process over a WriterLink (collector/receivers/link.py) and
+answers only after the writer's verdict: 200 once committed, or the writer's 429/503 with
+Retry-After. The writer process keeps the pipeline, the API and alerts.
 
 A receiver process that dies is started again (its clients got no answer and retry); when the
 writer process goes away, receivers answer 503 and exit, so that a restarted server owns the
@@ -27,11 +29,12 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from agentsla.collector.receivers.export import LinkedExporter
+from agentsla.collector.receivers.grpc import start_grpc_server
 from agentsla.collector.receivers.http import create_otlp_http_app
 from agentsla.collector.receivers.link import LinkServer, WriterLink
 from agentsla.collector.store.writer import Row
 from agentsla.config import Config
-from agentsla.listeners import http_server
+from agentsla.listeners import grpc_credentials, http_server
 
 log = logging.getLogger("agentsla.receivers")
 
@@ -49,7 +52,8 @@ class ReceiverPool:
         self._dir = Path(tempfile.mkdtemp(prefix="agentsla-receivers-"))  # mode 0700
         self._socket = socket.create_server((config.server.host, config.server.otlp_http_port),
                                             backlog=2048)
-        self.port = self._socket.getsockname()[1]
+        self._grpc_hold = _hold_port(config.server.host, config.server.otlp_grpc_port)
+        self.grpc_port = self._grpc_hold.getsockname()[1]
         self._link: LinkServer | None = None
         self._processes: list[Any] = []
         self._context = multiprocessing.get_context("spawn")
@@ -76,7 +80,8 @@ class ReceiverPool:
         per_process = math.ceil(self.config.server.max_connections / self.count)
         process = self._context.Process(
             target=run_receiver, name="agentsla-receiver", daemon=True,
-            args=(self.config, self._socket, str(self._dir / "writer.sock"), per_process))
+            args=(self.config, self._socket, self.grpc_port, str(self._dir / "writer.sock"),
+                  per_process))
         process.start()
         return process
 
@@ -113,6 +118,7 @@ class ReceiverPool:
         if self._link is not None:
             await self._link.close()
         self._socket.close()
+        self._grpc_hold.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def _join(self) -> None:
@@ -125,16 +131,31 @@ class ReceiverPool:
                 process.join(5)
 
 
-def run_receiver(config: Config, sock: socket.socket, link_path: str,
+def _hold_port(host: str, port: int) -> socket.socket:
+    """Bind (not listen on) host:port with SO_REUSEPORT: the receivers can listen on it, any
+    process without SO_REUSEPORT (or of another user) cannot, and port 0 gets its number."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    hold = socket.socket(family, socket.SOCK_STREAM)
+    hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        hold.bind((host, port))
+    except OSError:
+        hold.close()
+        raise
+    return hold
+
+
+def run_receiver(config: Config, sock: socket.socket, grpc_port: int, link_path: str,
                  max_connections: int) -> None:
-    """Entry point of one receiver process: serve OTLP/HTTP on `sock` until SIGTERM."""
+    """Entry point of one receiver process: serve OTLP/HTTP on `sock` and OTLP/gRPC on
+    grpc_port until SIGTERM."""
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     # Ctrl-C reaches the whole process group: the writer process stops us in order (SIGTERM).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    asyncio.run(_serve(config, sock, link_path, max_connections))
+    asyncio.run(_serve(config, sock, grpc_port, link_path, max_connections))
 
 
-async def _serve(config: Config, sock: socket.socket, link_path: str,
+async def _serve(config: Config, sock: socket.socket, grpc_port: int, link_path: str,
                  max_connections: int) -> None:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -144,8 +165,11 @@ async def _serve(config: Config, sock: socket.socket, link_path: str,
     app = create_otlp_http_app(exporter, config.server.ingest_token, config.server.read_timeout)
     server = http_server(app, config, 0, "otlp_http", max_connections)
     serving = asyncio.create_task(server.serve(sockets=[sock]))
+    grpc_server, _ = await start_grpc_server(
+        exporter, config.server.host, grpc_port, config.server.ingest_token,
+        config.ingest.max_body_bytes, grpc_credentials(config.server), reuse_port=True)
     await asyncio.wait([serving, asyncio.create_task(stop.wait())],
                        return_when=asyncio.FIRST_COMPLETED)
-    server.should_exit = True  # uvicorn lets the requests in flight finish
-    await asyncio.gather(serving, return_exceptions=True)
+    server.should_exit = True  # uvicorn and gRPC let the requests in flight finish
+    await asyncio.gather(serving, grpc_server.stop(grace=5), return_exceptions=True)
     await link.close()

@@ -1,7 +1,7 @@
 """`serve --receivers N`: OTLP/HTTP in receiver processes in front of the writer process.
 
-The real server with real exporters and raw protobuf: spans are stored and counted as
-in-process; a receiver killed with SIGKILL is replaced; when the writer process dies, the
+The real server with real exporters (OTLP/HTTP and OTLP/gRPC, both served by the receiver
+processes) and raw protobuf: spans are stored and counted as in-process; a receiver killed with SIGKILL is replaced; when the writer process dies, the
 request it held is answered 503 and the receivers exit, so that a restart owns the port.
 (The status-code, partial-success, back-pressure and SIGKILL tests of test_receivers_e2e.py
 run against two receiver processes too.)
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import httpx
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
@@ -78,14 +79,16 @@ def _stored_span_ids(server: ServerProcess, trace: int) -> set[str]:
     return found
 
 
-def test_sdk_exporter_spans_are_stored_through_receiver_processes(tmp_path: Path) -> None:
+def test_sdk_exporters_spans_are_stored_through_receiver_processes(tmp_path: Path) -> None:
     server = ServerProcess(tmp_path, ["--receivers", "2"]).start()
     try:
         trace_ids = []
-        for compression in (Compression.NoCompression, Compression.Gzip):
+        for exporter in (OTLPSpanExporter(endpoint=server.traces_url),
+                         OTLPSpanExporter(endpoint=server.traces_url,
+                                          compression=Compression.Gzip),
+                         GrpcExporter(endpoint=server.grpc_target, insecure=True)):
             provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
-            provider.add_span_processor(SimpleSpanProcessor(
-                OTLPSpanExporter(endpoint=server.traces_url, compression=compression)))
+            provider.add_span_processor(SimpleSpanProcessor(exporter))
             tracer = provider.get_tracer("receivers")
             with tracer.start_as_current_span("POST /chat", kind=SpanKind.SERVER,
                                               attributes={"task.type": "chat"}) as root:
@@ -99,7 +102,7 @@ def test_sdk_exporter_spans_are_stored_through_receiver_processes(tmp_path: Path
             assert (task["span_count"], task["task_type"]) == (2, "chat")
         health = server.api("/api/v1/health").json()
         assert health["receivers"] == {"processes": 2, "alive": 2, "restarts": 0}
-        assert health["ingest"]["accepted_spans"] == 4
+        assert health["ingest"]["accepted_spans"] == 6
     finally:
         assert server.stop() == 0
     assert "stopped cleanly" in server.log

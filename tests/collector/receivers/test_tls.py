@@ -62,11 +62,13 @@ def _stored_names(client: ApiClient, spans) -> list[str]:
     return [s["name"] for s in client.trace(_trace_id(spans))["spans"]]
 
 
+@pytest.mark.parametrize("receivers", [[], ["--receivers", "2"]],
+                         ids=["in-process", "2-receiver-processes"])
 def test_every_listener_speaks_tls_with_the_real_exporters(
         tmp_path: Path, pki: Pki, capsys: pytest.CaptureFixture,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, receivers: list[str]) -> None:
     server = TlsServer(tmp_path / "data", ["--tls-cert-file", pki.cert,
-                                           "--tls-key-file", pki.key]).start()
+                                           "--tls-key-file", pki.key, *receivers]).start()
     try:
         over_http, over_grpc = _spans("POST /over-https"), _spans("POST /over-grpc-tls")
         http = HttpExporter(endpoint=server.traces_url, certificate_file=pki.ca, timeout=10)
