@@ -248,10 +248,10 @@ def _tree(pid: int) -> list[int]:
     return pids
 
 
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a process tree, from /proc/<pid>/stat."""
+def _cpu_seconds(pid: int, tree: bool = True) -> float:
+    """utime + stime of a process (tree), from /proc/<pid>/stat."""
     total = 0
-    for member in _tree(pid):
+    for member in _tree(pid) if tree else [pid]:
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
@@ -292,12 +292,15 @@ def _pinned_start(cores: int, start: Callable[[], T]) -> tuple[T, set[int]]:
 
 def _measure(pid: int, url: str, payloads: list[bytes], spans: int, args) -> dict:
     """Capacity with closed-loop senders, then latency at `--load-fraction` of that capacity."""
-    cpu_before = _cpu_seconds(pid)
+    cpu_before, top_before = _cpu_seconds(pid), _cpu_seconds(pid, tree=False)
     load = _Load(url, payloads, args.senders, args.gzip)
     elapsed = load.run()
     cpu = _cpu_seconds(pid) - cpu_before
+    top = _cpu_seconds(pid, tree=False) - top_before
     result = {"spans_per_s": round(spans / elapsed), "seconds": round(elapsed, 2),
               "cpu_us_per_span": round(1e6 * cpu / spans, 1),
+              # the server's own process: with --receivers, the writer process alone
+              "main_process_cpu_us_per_span": round(1e6 * top / spans, 1),
               "p50_ms": round(_percentile_ms(load.latencies, 0.5), 1),
               "p99_ms": round(_percentile_ms(load.latencies, 0.99), 1),
               "refusals_429_503": load.refusals}
