@@ -135,8 +135,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Longest one pass of incident enrichment (snapshots, findings, impact) may run; "
             "a query still running then is interrupted and the rest waits for the next pass."),
     Setting("receivers", "server", 0, parse_int,
-            "OTLP/HTTP receiver processes decoding and normalizing in front of the writer "
-            "(they share the port; 0: in the writer's process). See docs/reliability.md."),
+            "OTLP receiver processes (HTTP and gRPC) decoding and normalizing in front of the "
+            "writer (they share the ports; 0: in the writer's process). See docs/reliability.md."),
     Setting("max_connections", "server", 1000, parse_int,
             "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
     Setting("keepalive_timeout", "server", 15.0, parse_duration,
