@@ -70,6 +70,9 @@ class WriterLink:
             _write_frame(self._writer, (request_id, rows, rejected))
             await self._writer.drain()
             await future
+        except (ConnectionError, OSError):
+            raise RetryableError("the writer process went away; retry later",
+                                 self.retry_after) from None
         finally:
             self._waiting.pop(request_id, None)
 

@@ -49,11 +49,16 @@ class ReceiverPool:
         self.config = config
         self.count = count
         self.restarts = 0
-        self._dir = Path(tempfile.mkdtemp(prefix="agentsla-receivers-"))  # mode 0700
-        self._socket = socket.create_server((config.server.host, config.server.otlp_http_port),
-                                            backlog=2048)
-        self._grpc_hold = _hold_port(config.server.host, config.server.otlp_grpc_port)
+        host = config.server.host
+        self._socket = socket.create_server((host, config.server.otlp_http_port),
+                                            family=_family(host), backlog=2048)
+        try:
+            self._grpc_hold = _hold_port(host, config.server.otlp_grpc_port)
+        except OSError:
+            self._socket.close()
+            raise
         self.grpc_port = self._grpc_hold.getsockname()[1]
+        self._dir = Path(tempfile.mkdtemp(prefix="agentsla-receivers-"))  # mode 0700
         self._link: LinkServer | None = None
         self._processes: list[Any] = []
         self._context = multiprocessing.get_context("spawn")
@@ -131,11 +136,14 @@ class ReceiverPool:
                 process.join(5)
 
 
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
 def _hold_port(host: str, port: int) -> socket.socket:
     """Bind (not listen on) host:port with SO_REUSEPORT: the receivers can listen on it, any
     process without SO_REUSEPORT (or of another user) cannot, and port 0 gets its number."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    hold = socket.socket(family, socket.SOCK_STREAM)
+    hold = socket.socket(_family(host), socket.SOCK_STREAM)
     hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         hold.bind((host, port))
