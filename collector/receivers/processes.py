@@ -181,3 +181,5 @@ async def _serve(config: Config, sock: socket.socket, grpc_port: int, link_path:
     server.should_exit = True  # uvicorn and gRPC let the requests in flight finish
     await asyncio.gather(serving, grpc_server.stop(grace=5), return_exceptions=True)
     await link.close()
+    if link.lost:  # the writer process died (SIGKILL) and could not remove the link's directory
+        shutil.rmtree(Path(link_path).parent, ignore_errors=True)
