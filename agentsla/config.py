@@ -134,6 +134,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("enrichment_budget", "server", 30.0, parse_duration,
             "Longest one pass of incident enrichment (snapshots, findings, impact) may run; "
             "a query still running then is interrupted and the rest waits for the next pass."),
+    Setting("alert_lease_ttl", "server", 30.0, parse_duration,
+            "How long the alert evaluator's lease in the store lasts unrenewed: `serve` "
+            "processes over one store evaluate one at a time, and a follower takes over this "
+            "long after the holder stopped renewing (docs/scale-out.md, The alert lease)."),
     Setting("max_connections", "server", 1000, parse_int,
             "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
     Setting("keepalive_timeout", "server", 15.0, parse_duration,
@@ -236,6 +240,7 @@ class ServerConfig:
     api_token: str
     api_tokens_file: str
     enrichment_budget: float
+    alert_lease_ttl: float
     max_connections: int
     keepalive_timeout: float
     read_timeout: float

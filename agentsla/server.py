@@ -13,12 +13,14 @@ import duckdb
 import grpc
 import uvicorn
 
+from agentsla.alerts.lease import Lease, Unshared, holder_id
 from agentsla.alerts.service import AlertService
 from agentsla.collector.receivers.grpc import start_grpc_server
 from agentsla.collector.receivers.http import create_otlp_http_app
 from agentsla.collector.pipeline import IngestPipeline
 from agentsla.collector.receivers.export import Exporter
 from agentsla.collector.store.clickhouse.exporter_rows import from_span_row
+from agentsla.collector.store.clickhouse.lease import ClickHouseLeases
 from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
@@ -110,7 +112,8 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
                                                   config.server.read_timeout),
                              config, config.server.otlp_http_port, "otlp_http")
     alerts = AlertService(config, backend.stores, Path(config.server.data_dir),
-                          config.client.dashboard_url or None)
+                          config.client.dashboard_url or None,
+                          lease=backend.lease)
     api = _http_server(create_api_app(backend.stores, config, lambda: backend.health(exporter),
                                       extra_routes=alerts.routes()),
                        config, config.server.api_port, "api")
@@ -142,6 +145,7 @@ class _DuckDBBackend:
         self.pipeline.start()
         self.submit = self.pipeline.submit
         self.stores = cursor_stores(self.con)
+        self.lease = Unshared()  # the file admits one process: no rival evaluator
 
     def health(self, exporter: Exporter) -> dict:
         """Body of /api/v1/health: the pipeline's counters and writer state."""
@@ -164,6 +168,9 @@ class _ClickHouseBackend:
         if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
             self.materializer.start()
         self.stores = store_factory(self.runner)
+        # API replicas over one store: one evaluates alerts at a time (alerts/lease.py)
+        self.lease = Lease(ClickHouseLeases(self.runner, self.url.database), holder_id(),
+                           config.server.alert_lease_ttl)
 
     async def submit(self, rows: list[dict]) -> None:
         """Insert span rows in the exporter's format; a failed insert is retryable (503)."""
