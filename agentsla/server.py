@@ -28,7 +28,7 @@ from agentsla.config import Config, ServerConfig
 from agentsla.connguard import guarded_protocol
 from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
-from agentsla.queries.engines.clickhouse import open_runner, store_factory
+from agentsla.queries.engines.clickhouse import open_runner, store_factory, traces_variant
 from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
@@ -164,6 +164,7 @@ class _ClickHouseBackend:
     def __init__(self, config: Config) -> None:
         self.url = config.server.store
         self.runner = open_runner(self.url)  # a bad table or an unreachable server fails here
+        self.variant = traces_variant(self.runner, self.url)  # rows in the table's layout
         self.materializer = MaterializerLoop(self.runner, self.url, config.tasks)
         if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
             self.materializer.start()
@@ -176,7 +177,7 @@ class _ClickHouseBackend:
         """Insert span rows in the exporter's format; a failed insert is retryable (503)."""
         table = f"{self.url.database}.{self.url.table}"
         try:
-            await asyncio.to_thread(self.runner.insert, table, [from_span_row(r) for r in rows])
+            await asyncio.to_thread(self.runner.insert, table, [from_span_row(r, self.variant) for r in rows])
         except Exception as exc:  # the store's own errors: the client should retry
             raise RetryableError(f"the store did not take the spans: {exc}") from exc
 

@@ -19,6 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from agentsla.collector.processing.normalize import normalize_request
+from agentsla.collector.store.clickhouse import schema
 from agentsla.collector.store.clickhouse.exporter_rows import render
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
@@ -27,7 +28,7 @@ from agentsla.config import load_config
 from agentsla.queries import hops, root_causes, sla, slo, spans, tasks
 from agentsla.queries.metrics import Totals
 from agentsla.collector.store.clickhouse.url import parse_store_url
-from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
+from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from agentsla.queries.engines.duckdb import DuckDBStore
 from otlpvalues import av
 
@@ -105,14 +106,23 @@ def corpus() -> ExportTraceServiceRequest:
     return request
 
 
-def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
-    """Stand in for the Collector's clickhouseexporter: one otel_traces row per span.
+#: The exporter whose rows exporter_rows() writes: the layouts of otel_traces.sql and
+#: otel_traces_json.sql (collector/store/clickhouse/), the Collector that deploy/clickhouse pins.
+EXPORTER = "opentelemetry-collector-contrib clickhouseexporter 0.154.0"
 
-    As exporter_traces.go writes them: proto names for kind and status, the scope name also in
-    the attributes, every attribute value a string (AsString; `render` is checked against
-    hand-written strings in tests/collector/store/test_clickhouse_store.py).
+
+def exporter_rows(request: ExportTraceServiceRequest, variant: str = schema.MAP) -> list[dict]:
+    """Stand in for the Collector's clickhouseexporter (EXPORTER): one otel_traces row a span.
+
+    Map variant, as exporter_traces.go writes it: proto names for kind and status, the scope
+    name also in the attributes, every attribute value a string (AsString; `render` is checked
+    against hand-written strings in tests/collector/store/test_clickhouse_store.py). JSON
+    variant, as exporter_traces_json.go writes it: attribute objects of the values' own types
+    (AsRaw), no scope name among them, and the sorted attribute keys in their own columns.
     """
-    def attrs(kvs) -> dict[str, str]:
+    def attrs(kvs) -> dict:
+        if variant == schema.JSON:
+            return {kv.key: _plain(kv.value) for kv in kvs}
         return {kv.key: render(_plain(kv.value)) for kv in kvs}
 
     def time(ns: int) -> str:
@@ -123,7 +133,8 @@ def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
     for rs in request.resource_spans:
         resource = attrs(rs.resource.attributes)
         for ss in rs.scope_spans:
-            scope = {"otel.scope.name": ss.scope.name} if ss.scope.name else {}
+            scope = ({"otel.scope.name": ss.scope.name}
+                     if ss.scope.name and variant == schema.MAP else {})
             for span in ss.spans:
                 rows.append({
                     "Timestamp": time(span.start_time_unix_nano), "TraceId": span.trace_id.hex(),
@@ -138,6 +149,9 @@ def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
                     "Events.Timestamp": [time(e.time_unix_nano) for e in span.events],
                     "Events.Name": [e.name for e in span.events],
                     "Events.Attributes": [attrs(e.attributes) for e in span.events]})
+                if variant == schema.JSON:
+                    rows[-1]["ResourceAttributesKeys"] = sorted(resource)
+                    rows[-1]["SpanAttributesKeys"] = sorted(rows[-1]["SpanAttributes"])
     return rows
 
 
@@ -161,12 +175,16 @@ def duck():
     con.close()
 
 
-@pytest.fixture(scope="module")
-def chdb_runner(tmp_path_factory):
-    """chdb with the exporter's table holding the corpus, materialized by one pass."""
+@pytest.fixture(scope="module", params=[schema.MAP, schema.JSON])
+def chdb_runner(request, tmp_path_factory):
+    """chdb with the exporter's table (each variant in turn) holding the corpus, materialized
+    by one pass: every comparison below runs over both layouts."""
     url = parse_store_url(f"chdb://{tmp_path_factory.mktemp('chdb')}")
-    runner = open_runner(url)
-    runner.insert("default.otel_traces", exporter_rows(corpus()))
+    runner = ChdbRunner(url.path)
+    for statement in schema.otel_traces_ddl(url.database, url.table, request.param):
+        runner.execute(statement)  # as the exporter creates it, before agentsla starts
+    prepare(runner, url)
+    runner.insert("default.otel_traces", exporter_rows(corpus(), request.param))
     run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, NOW)
     yield runner
     runner.close()
