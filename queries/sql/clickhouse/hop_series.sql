@@ -1,14 +1,6 @@
 -- queries.hops.hop_series: the busiest hops, bucket by bucket of step_ns (a span falls in the
 -- bucket holding its end). Over the spans view (no hop rollups on ClickHouse yet).
-with window_spans as (
-    select s.*,
-        ({start_ns:Int64} + intDiv(s.end_ns - {start_ns:Int64}, {step_ns:Int64})
-                            * {step_ns:Int64}, s.hop_kind, s.hop_name) as grp
-    from spans as s
-    where s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
-      and ({hop_kind:Nullable(String)} is null or s.hop_kind = {hop_kind:Nullable(String)})
-{{hop_task_filter}}
-),
+with {{window_spans}},
 per_bucket as (
     -- columns read as w.*: unqualified names would be this select's own aliases
     select w.grp as grp, count() as calls,
