@@ -137,6 +137,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("receivers", "server", 0, parse_int,
             "OTLP receiver processes (HTTP and gRPC) decoding and normalizing in front of the "
             "writer (they share the ports; 0: in the writer's process). See docs/reliability.md."),
+    Setting("alert_lease_ttl", "server", 30.0, parse_duration,
+            "How long the alert evaluator's lease in the store lasts unrenewed: `serve` "
+            "processes over one store evaluate one at a time, and a follower takes over this "
+            "long after the holder stopped renewing (docs/scale-out.md, The alert lease)."),
     Setting("max_connections", "server", 1000, parse_int,
             "Most concurrent HTTP connections per listener; beyond it new requests get 503."),
     Setting("keepalive_timeout", "server", 15.0, parse_duration,
@@ -239,6 +243,7 @@ class ServerConfig:
     api_token: str
     api_tokens_file: str
     enrichment_budget: float
+    alert_lease_ttl: float
     max_connections: int
     keepalive_timeout: float
     read_timeout: float

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 
+from agentsla.alerts.lease import Lease, Unshared, holder_id
 from agentsla.alerts.service import AlertService
 from agentsla.collector.receivers.grpc import start_grpc_server
 from agentsla.collector.receivers.http import create_otlp_http_app
@@ -17,6 +18,7 @@ from agentsla.collector.pipeline import IngestPipeline
 from agentsla.collector.receivers.export import Exporter
 from agentsla.collector.receivers.processes import ReceiverPool
 from agentsla.collector.store.clickhouse.exporter_rows import from_span_row
+from agentsla.collector.store.clickhouse.lease import ClickHouseLeases
 from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.collector.store.database import open_store
 from agentsla.collector.store.writer import TaskWriter
@@ -24,7 +26,7 @@ from agentsla.config import Config, ServerConfig
 from agentsla.listeners import HttpServer, grpc_credentials, http_server, uses_tls
 from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
-from agentsla.queries.engines.clickhouse import open_runner, store_factory
+from agentsla.queries.engines.clickhouse import open_runner, store_factory, traces_variant
 from agentsla.queries.engines.duckdb import cursor_stores
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
@@ -69,7 +71,8 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
         create_otlp_http_app(exporter, config.server.ingest_token, config.server.read_timeout),
         config, config.server.otlp_http_port, "otlp_http")]
     alerts = AlertService(config, backend.stores, Path(config.server.data_dir),
-                          config.client.dashboard_url or None)
+                          config.client.dashboard_url or None,
+                          lease=backend.lease)
     api = http_server(create_api_app(backend.stores, config,
                                      lambda: _health(backend, exporter, receivers),
                                      extra_routes=alerts.routes()),
@@ -111,6 +114,7 @@ class _DuckDBBackend:
         self.pipeline.start()
         self.submit = self.pipeline.submit
         self.stores = cursor_stores(self.con)
+        self.lease = Unshared()  # the file admits one process: no rival evaluator
 
     def health(self, rejected_spans: int) -> dict:
         """Body of /api/v1/health: the pipeline's counters and writer state."""
@@ -131,16 +135,20 @@ class _ClickHouseBackend:
     def __init__(self, config: Config) -> None:
         self.url = config.server.store
         self.runner = open_runner(self.url)  # a bad table or an unreachable server fails here
+        self.variant = traces_variant(self.runner, self.url)  # rows in the table's layout
         self.materializer = MaterializerLoop(self.runner, self.url, config.tasks)
         if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
             self.materializer.start()
         self.stores = store_factory(self.runner)
+        # API replicas over one store: one evaluates alerts at a time (alerts/lease.py)
+        self.lease = Lease(ClickHouseLeases(self.runner, self.url.database), holder_id(),
+                           config.server.alert_lease_ttl)
 
     async def submit(self, rows: list[dict]) -> None:
         """Insert span rows in the exporter's format; a failed insert is retryable (503)."""
         table = f"{self.url.database}.{self.url.table}"
         try:
-            await asyncio.to_thread(self.runner.insert, table, [from_span_row(r) for r in rows])
+            await asyncio.to_thread(self.runner.insert, table, [from_span_row(r, self.variant) for r in rows])
         except Exception as exc:  # the store's own errors: the client should retry
             raise RetryableError(f"the store did not take the spans: {exc}") from exc
 

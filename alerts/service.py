@@ -37,6 +37,7 @@ from agentsla.alerts.routing.dispatch import Dispatcher
 from agentsla.alerts.rules.evaluator import Alert, Evaluator, State
 from agentsla.alerts.incidents.store import IncidentStore
 from agentsla.alerts.incidents.tracker import IncidentTracker
+from agentsla.alerts.lease import Lease, Unshared
 from agentsla.alerts.routing.inhibit import Inhibitor
 from agentsla.alerts.rules.source import MetricSource
 from agentsla.alerts.routing.nflog import NotificationLog
@@ -96,8 +97,10 @@ class AlertService:
     def __init__(self, config: Config, connect: Callable[[], ReadStore],
                  data_dir: Path, dashboard_url: str | None = None, *,
                  clock: Callable[[], float] = time.time,
-                 client: httpx.AsyncClient | None = None) -> None:
+                 client: httpx.AsyncClient | None = None,
+                 lease: Lease | Unshared = Unshared()) -> None:
         self.config, self.clock, self.dashboard_url = config, clock, dashboard_url
+        self.lease = lease  # one evaluator among the processes over one store
         self.cursors = Cursors(connect)
         self.watching_since_ns = int(clock() * 1e9)  # the dead-man's switch waits a full window
         self.store = Store(Path(data_dir) / FILENAME)
@@ -176,6 +179,10 @@ class AlertService:
             log.error("an alert query still runs after %.0fs; stopping anyway", STOP_WAIT_S)
         self._tasks = []
         await asyncio.to_thread(self.store.save_alert_state, self.evaluator.snapshot(), self.clock())
+        try:
+            await asyncio.to_thread(self.lease.release, self.clock())
+        except Exception as exc:  # noqa: BLE001 - the lease then lapses after its ttl
+            log.warning("could not release the alert lease: %s", exc)
         if self._own_client:
             await self.client.aclose()
         self.store.close()
@@ -200,6 +207,8 @@ class AlertService:
 
     async def _round(self, now: float) -> None:
         async with self._lock():
+            if not await asyncio.to_thread(self.lease.holds, now):
+                return  # another process evaluates: this one only answers the API
             alerts = await asyncio.to_thread(self._evaluate, now)
             await self.pusher.push(alerts, now)
 

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from agentsla.alerts.rules.samples import NS
 from agentsla.config import Config
+from agentsla.errors import NotOnThisStore
 from agentsla.contract import FailingHop
 from agentsla.queries.findings import resolve_thresholds
 from agentsla.queries.findings.ghost_work import work_after_cutoff
@@ -78,9 +79,15 @@ def impact(store: ReadStore, config: Config, start_ns: int, end_ns: int,
 
 
 def ghost_work(store: ReadStore, config: Config, start_ns: int, end_ns: int) -> dict:
-    """Answer: how much work ran on after callers gave up in [start, end)? seconds, tokens, spans."""
+    """Answer: how much work ran on after callers gave up in [start, end)? seconds, tokens, spans.
+
+    All three are None on a store that does not run the findings detectors (docs/scale-out.md).
+    """
     params = {"start_ns": start_ns, "end_ns": end_ns, **resolve_thresholds(config.findings)}
-    rows = work_after_cutoff(store, params)
+    try:
+        rows = work_after_cutoff(store, params)
+    except NotOnThisStore:  # a store without the detectors yet: unknown (n/a), not zero
+        return {"seconds": None, "tokens": None, "spans": None}
     return {"seconds": float(sum(r["seconds_after"] or 0 for r in rows)),
             "tokens": int(sum(r["tokens_after"] or 0 for r in rows)),
             "spans": int(sum(r["spans"] or 0 for r in rows))}

@@ -20,6 +20,7 @@ from agentsla.alerts.incidents.store import Incident, IncidentStore
 from agentsla.alerts.routing.matchers import matches_all, parse_matcher
 from agentsla.alerts.rules.samples import NS
 from agentsla.contract import FailingHop, hop_label
+from agentsla.errors import NotOnThisStore
 
 log = logging.getLogger("agentsla.alerts.incidents.tracker")
 WATCH_AFTER_CLOSE_S = 3600.0
@@ -185,9 +186,13 @@ class Signals:
         from agentsla.queries.tasks import task_trace_ids
         from agentsla.queries.findings import find_findings
 
+        try:
+            found = find_findings(cur, start, end, None, self.config.findings)
+        except NotOnThisStore:  # the store does not run the detectors yet: the rest goes on
+            return
         seen = set(incident.data.get("findings_seen", []))
         kept = incident.data.setdefault("findings", [])
-        for finding in find_findings(cur, start, end, None, self.config.findings):
+        for finding in found:
             key = _finding_key(finding)
             if key in seen:
                 continue

@@ -175,23 +175,25 @@ def open_runner(url: StoreURL) -> Runner:
 
 
 def prepare(runner: Runner, url: StoreURL) -> None:
-    """Create what the store lacks (chdb: the exporter's table too) and check the traces table."""
+    """Create what the store lacks (chdb: the exporter's table too, Map variant unless one is
+    there) and check the traces table; agentsla's views follow the variant found."""
     if url.scheme == "chdb":  # nobody else writes a chdb store: create the exporter's table
         runner.execute(f"create database if not exists {url.database}")
         for statement in schema.otel_traces_ddl(url.database, url.table):
             runner.execute(statement)
-    check_traces_table(runner, url)
-    for statement in schema.agentsla_ddl(url.database, url.table):
+    variant = traces_variant(runner, url)
+    for statement in schema.agentsla_ddl(url.database, url.table, variant):
         runner.execute(statement)
 
 
-def check_traces_table(runner: Runner, url: StoreURL) -> None:
-    """Raise a PermanentError unless url's table is the exporter's traces table."""
+def traces_variant(runner: Runner, url: StoreURL) -> str:
+    """Return the variant (schema.MAP or schema.JSON) of url's traces table; raise a
+    PermanentError unless it is the exporter's."""
     found = runner.arrow("select name, type from system.columns where database = "
                          "{db:String} and table = {tb:String}",
                          {"db": url.database, "tb": url.table}).to_pylist()
-    schema.check_traces_columns(((r["name"], r["type"]) for r in found),
-                                f"{url.database}.{url.table}")
+    return schema.check_traces_columns(((r["name"], r["type"]) for r in found),
+                                       f"{url.database}.{url.table}")
 
 
 def store_factory(runner: Runner) -> Callable[[], ClickHouseStore]:

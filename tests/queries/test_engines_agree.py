@@ -19,6 +19,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from agentsla.collector.processing.normalize import normalize_request
+from agentsla.collector.store.clickhouse import schema
 from agentsla.collector.store.clickhouse.exporter_rows import render
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
@@ -27,7 +28,7 @@ from agentsla.config import load_config
 from agentsla.queries import hops, root_causes, sla, slo, spans, tasks
 from agentsla.queries.metrics import Totals
 from agentsla.collector.store.clickhouse.url import parse_store_url
-from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
+from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from agentsla.queries.engines.duckdb import DuckDBStore
 from otlpvalues import av
 
@@ -105,14 +106,23 @@ def corpus() -> ExportTraceServiceRequest:
     return request
 
 
-def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
-    """Stand in for the Collector's clickhouseexporter: one otel_traces row per span.
+#: The exporter whose rows exporter_rows() writes: the layouts of otel_traces.sql and
+#: otel_traces_json.sql (collector/store/clickhouse/), the Collector that deploy/clickhouse pins.
+EXPORTER = "opentelemetry-collector-contrib clickhouseexporter 0.154.0"
 
-    As exporter_traces.go writes them: proto names for kind and status, the scope name also in
-    the attributes, every attribute value a string (AsString; `render` is checked against
-    hand-written strings in tests/collector/store/test_clickhouse_store.py).
+
+def exporter_rows(request: ExportTraceServiceRequest, variant: str = schema.MAP) -> list[dict]:
+    """Stand in for the Collector's clickhouseexporter (EXPORTER): one otel_traces row a span.
+
+    Map variant, as exporter_traces.go writes it: proto names for kind and status, the scope
+    name also in the attributes, every attribute value a string (AsString; `render` is checked
+    against hand-written strings in tests/collector/store/test_clickhouse_store.py). JSON
+    variant, as exporter_traces_json.go writes it: attribute objects of the values' own types
+    (AsRaw), no scope name among them, and the sorted attribute keys in their own columns.
     """
-    def attrs(kvs) -> dict[str, str]:
+    def attrs(kvs) -> dict:
+        if variant == schema.JSON:
+            return {kv.key: _plain(kv.value) for kv in kvs}
         return {kv.key: render(_plain(kv.value)) for kv in kvs}
 
     def time(ns: int) -> str:
@@ -123,7 +133,8 @@ def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
     for rs in request.resource_spans:
         resource = attrs(rs.resource.attributes)
         for ss in rs.scope_spans:
-            scope = {"otel.scope.name": ss.scope.name} if ss.scope.name else {}
+            scope = ({"otel.scope.name": ss.scope.name}
+                     if ss.scope.name and variant == schema.MAP else {})
             for span in ss.spans:
                 rows.append({
                     "Timestamp": time(span.start_time_unix_nano), "TraceId": span.trace_id.hex(),
@@ -138,6 +149,9 @@ def exporter_rows(request: ExportTraceServiceRequest) -> list[dict]:
                     "Events.Timestamp": [time(e.time_unix_nano) for e in span.events],
                     "Events.Name": [e.name for e in span.events],
                     "Events.Attributes": [attrs(e.attributes) for e in span.events]})
+                if variant == schema.JSON:
+                    rows[-1]["ResourceAttributesKeys"] = sorted(resource)
+                    rows[-1]["SpanAttributesKeys"] = sorted(rows[-1]["SpanAttributes"])
     return rows
 
 
@@ -161,12 +175,16 @@ def duck():
     con.close()
 
 
-@pytest.fixture(scope="module")
-def chdb_runner(tmp_path_factory):
-    """chdb with the exporter's table holding the corpus, materialized by one pass."""
+@pytest.fixture(scope="module", params=[schema.MAP, schema.JSON])
+def chdb_runner(request, tmp_path_factory):
+    """chdb with the exporter's table (each variant in turn) holding the corpus, materialized
+    by one pass: every comparison below runs over both layouts."""
     url = parse_store_url(f"chdb://{tmp_path_factory.mktemp('chdb')}")
-    runner = open_runner(url)
-    runner.insert("default.otel_traces", exporter_rows(corpus()))
+    runner = ChdbRunner(url.path)
+    for statement in schema.otel_traces_ddl(url.database, url.table, request.param):
+        runner.execute(statement)  # as the exporter creates it, before agentsla starts
+    prepare(runner, url)
+    runner.insert("default.otel_traces", exporter_rows(corpus(), request.param))
     run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, NOW)
     yield runner
     runner.close()
@@ -334,3 +352,124 @@ def test_metrics_totals_agree(duck, house):
     counters = answers[0][0]
     assert sum(counters["agentsla_tasks_total"].values()) == 5  # the five stories
     assert sum(counters["agentsla_hop_retries_total"].values()) >= 2
+
+
+SECOND = 10**9
+#: Ten one-second buckets over the corpus (its tasks end 0.9 to 5 s after T0) and an hour in
+#: ten-minute buckets, whose first bucket holds everything and the others nothing.
+SERIES = [(T0, T0 + 10 * SECOND, SECOND), (T0, T0 + 3600 * SECOND, 600 * SECOND)]
+
+
+@pytest.mark.parametrize("window", SERIES)
+@pytest.mark.parametrize("filters", [{}, {"tenant_id": "beta"}])
+def test_sla_series_agree(duck, house, window, filters):
+    """Bucket by bucket, empty buckets included, the counts and quantiles agree."""
+    assert _close(sla.sla_series(house, *window, **filters),
+                  sla.sla_series(duck, *window, **filters))
+
+
+def test_sla_series_follows_the_story(house):
+    # tasks end at 0.9 s (ok), 1.5 (trace 5), 2.0 (fallback), 3.0 (recovered), 5.0 (timeout)
+    rows = sla.sla_series(house, *SERIES[0])
+    assert [r["bucket_ns"] for r in rows] == [T0 + i * SECOND for i in range(10)]
+    assert [r["finished"] for r in rows] == [1, 1, 1, 1, 0, 1, 0, 0, 0, 0]
+    assert [r["success_rate"] for r in rows[:4]] == [1.0, 0.0, 0.0, 1.0]
+    assert rows[4]["success_rate"] is None and rows[5]["failed"] == 1
+
+
+@pytest.mark.parametrize("window", SERIES)
+@pytest.mark.parametrize("filters", [{}, {"hop_kind": "model"}, {"tenant_id": "beta"},
+                                     {"limit": 2}])
+def test_hop_series_agree(duck, house, window, filters):
+    """The busiest hops per bucket: calls, error, timeout and 429 rates, p95 latency agree."""
+    assert _close(hops.hop_series(house, *window, **filters),
+                  hops.hop_series(duck, *window, **filters))
+
+
+def test_hop_series_follows_the_story(house):
+    # the five roots (POST /ask) rank first, gpt-4o's four calls second; gpt-4o's calls end at
+    # 0.5, 0.8 and 0.9 s (bucket 0) and 2.9 s (bucket 2), one of them a 429 and one a 503
+    rows = hops.hop_series(house, *SERIES[0], limit=2)
+    gpt = [((r["bucket_ns"] - T0) // SECOND, r["calls"], r["error_rate"], r["rate_limited_rate"])
+           for r in rows if r["hop_name"] == "gpt-4o"]
+    assert gpt == [(0, 3, 2 / 3, 1 / 3), (2, 1, 0.0, 0.0)]
+    assert {r["hop_name"] for r in rows} == {"POST /ask", "gpt-4o"}
+
+
+@pytest.mark.parametrize("window", SERIES)
+@pytest.mark.parametrize("filters", [{}, {"tenant_id": "acme"}])
+def test_root_cause_series_agree(duck, house, window, filters):
+    """First failing hops per bucket, their tasks, seconds lost and share agree."""
+    assert _close(root_causes.root_cause_series(house, *window, **filters),
+                  root_causes.root_cause_series(duck, *window, **filters))
+
+
+def test_root_cause_series_follows_the_story(house):
+    rows = root_causes.root_cause_series(house, *SERIES[0])
+    # trace 5 ends at 1.5 s (gateway timeout), fallback at 2.0 s, timeout at 5.0 s
+    assert [((r["bucket_ns"] - T0) // SECOND, r["ffh_kind"], r["ffh_name"], r["share"])
+            for r in rows] == [(1, "gateway", "POST /ask", 1.0), (2, "model", "gpt-4o", 1.0),
+                               (5, "tool", "search", 1.0)]
+
+
+@pytest.mark.parametrize("scope", [
+    {}, {"tenant_id": "acme"}, {"tenant_id": "beta", "hop_kind": "model"},
+    {"hop_kind": "tool", "hop_name": "search"}, {"task_type": "none-such"}])
+def test_first_failing_span_agrees(duck, house, scope):
+    """An incident's onset (the first failing span of its scope) is the same instant."""
+    full = {k: scope.get(k) for k in spans.SCOPE_KEYS}
+    assert spans.first_failing_span_ns(house, *WINDOW, full) == \
+        spans.first_failing_span_ns(duck, *WINDOW, full)
+
+
+def test_first_failing_span_follows_the_story(house):
+    def first(**scope):
+        return spans.first_failing_span_ns(house, *WINDOW, {k: scope.get(k)
+                                                            for k in spans.SCOPE_KEYS})
+    # the 429 of "recovered" ends at 0.5 s; acme's first failure is the timed out search (2.0 s)
+    assert (first(), first(tenant_id="acme"), first(task_type="none-such")) == \
+        (T0 + 500 * MS, T0 + 2000 * MS, None)
+
+
+def _alert_selectors() -> list[str]:
+    """One selector per alert metric, grouped where the family allows it."""
+    from agentsla.alerts.rules.catalog import METRICS
+
+    by = {"task": " by (tenant_id)", "hop": " by (hop_name)", "provider": " by (model)",
+          "slo": " by (task_type)", "ingest": ""}
+    return [f"{name} [1h] > 0" for name in METRICS] + \
+        [f"{name}{by[spec.family.name]} [1h] > 0" for name, spec in METRICS.items()]
+
+
+#: Metrics the corpus has no input for: no streamed model call, no queue hop, no token quota.
+_NONE_IN_CORPUS = {"ttft_p95_seconds", "queue_wait_p95_seconds", "token_quota_ratio"}
+
+
+@pytest.mark.parametrize("expr", _alert_selectors())
+def test_alert_metrics_agree(duck, house, expr):
+    """Every alert metric selects the same series, values and counts on both engines."""
+    from agentsla.alerts.rules.expr import parse
+    from agentsla.alerts.rules.source import MetricSource
+
+    selector = parse(expr).selector
+    config = load_config()
+
+    def samples(store):
+        got = MetricSource(store, config).select(selector, WINDOW[1])
+        return sorted(([s.labels, s.value, s.count] for s in got), key=str)
+    # spans_ingested counts arrivals: DuckDB's at NOW, ClickHouse's at each span's end (the
+    # exporter keeps no receive time); the window holds both, so the counts agree too
+    got, want = samples(house), samples(duck)
+    assert [g[0::2] for g in got] == [w[0::2] for w in want]
+    assert (want == []) == (selector.metric in _NONE_IN_CORPUS)
+    assert [g[1] for g in got] == pytest.approx([w[1] for w in want], rel=1e-12)
+
+
+def test_alert_context_agrees(duck, house):
+    """An alert's root-cause context (top failing hop, examples, their traces) agrees."""
+    from agentsla.alerts.rules.source import MetricSource
+
+    config = load_config()
+    for labels in ({}, {"tenant_id": "acme"}, {"tool": "search"}):
+        assert MetricSource(house, config).context(labels, 3600, WINDOW[1]) == \
+            MetricSource(duck, config).context(labels, 3600, WINDOW[1])

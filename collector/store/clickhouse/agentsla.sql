@@ -33,3 +33,16 @@ ORDER BY shard;
 
 create view if not exists $database.tasks as
 select * except (version, is_deleted) from $database.agentsla_tasks final;
+
+-- The alert lease (alerts/lease.py): claims and renewals appended with a version; FINAL keeps
+-- the newest row of each (name, term, holder), and merges collapse renewals to that row, so
+-- the table keeps a row per holder and term (terms grow only on takeovers).
+create table if not exists $database.agentsla_leases (
+    name String,
+    term UInt64,
+    holder String,
+    claimed_ns Int64,
+    expires_ns Int64,
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY (name, term, holder);

@@ -65,7 +65,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
-    task_traces, moved = _task_traces(runner, database, table, shard, since, until)
+    task_traces, moved = _task_traces(runner, database, shard, since, until)
     spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
     by_task = _group(spans, task_traces)
     tasks, facts = [], []
@@ -98,11 +98,11 @@ def _first_end(runner: Any, database: str, table: str, now_ns: int) -> int:
     return rows[0]["first"] if rows and rows[0]["n"] else now_ns
 
 
-def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
+def _task_traces(runner: Any, database: str, shard: Shard, since: int,
                  until: int) -> tuple[dict[str, set[str]], list[str]]:
     """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop."""
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until}
-    recent = _recent(runner, database, table, params)
+    recent = _recent(runner, database, params)
     stored = {r["trace_id"]: r["task_id"] for r in runner.arrow(
         f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
         f"{database}.agentsla_span_facts final where trace_id in {{traces:Array(String)}} "
@@ -128,12 +128,13 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
     return tasks, moved
 
 
-def _recent(runner: Any, database: str, table: str, params: dict) -> dict[str, str]:
-    """Return trace -> its first declared task.id ('' if none) for spans ending in range."""
+def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
+    """Return trace -> its first declared task.id ('' if none) for spans ending in range
+    (over agentsla_traces: string attributes whichever the table's variant)."""
     rows = runner.arrow(
         f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
         f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
-        f"declared from {database}.{table} where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
+        f"declared from {database}.agentsla_traces where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
         f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
         f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",

@@ -21,6 +21,9 @@ from agentsla.collector.tasks.self_time import SELF_TIMES_SQL_TYPE
 from agentsla.collector.store.clickhouse.url import identifier
 from agentsla.errors import PermanentError
 
+#: The two layouts of the exporter's traces table (its `json` option picks one).
+MAP, JSON = "map", "json"
+
 #: The columns (name, type) of the exporter's Map variant that the `spans` view reads.
 REQUIRED_COLUMNS = {
     "Timestamp": "DateTime64(9)", "TraceId": "String", "SpanId": "String",
@@ -33,6 +36,14 @@ REQUIRED_COLUMNS = {
     "Events.Attributes": "Array(Map(LowCardinality(String), String))",
     "Links.TraceId": "Array(String)", "Links.SpanId": "Array(String)",
     "Links.Attributes": "Array(Map(LowCardinality(String), String))",
+}
+
+#: The same columns in the JSON variant: attributes are JSON objects of typed values.
+_JSON_ATTRIBUTES = ("ResourceAttributes", "SpanAttributes", "Events.Attributes",
+                    "Links.Attributes")
+REQUIRED_JSON_COLUMNS = {
+    **REQUIRED_COLUMNS, "ResourceAttributes": "JSON", "SpanAttributes": "JSON",
+    "Events.Attributes": "Array(JSON)", "Links.Attributes": "Array(JSON)",
 }
 
 _CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
@@ -53,37 +64,60 @@ def _file(name: str) -> str:
     return resources.files("agentsla.collector.store.clickhouse").joinpath(name).read_text()
 
 
-def otel_traces_ddl(database: str, table: str) -> list[str]:
-    """Return the exporter's CREATE TABLE of its traces table (Map variant)."""
-    return statements(Template(_file("otel_traces.sql")).substitute(
+def otel_traces_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
+    """Return the exporter's CREATE TABLE of its traces table (Map or JSON variant)."""
+    name = "otel_traces.sql" if variant == MAP else "otel_traces_json.sql"
+    return statements(Template(_file(name)).substitute(
         database=identifier(database), table=identifier(table)))
 
 
-def agentsla_ddl(database: str, table: str) -> list[str]:
-    """Return the statements creating agentsla's tables and the `spans` and `tasks` views."""
+def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
+    """Return the statements creating agentsla's tables and its views over the traces table:
+    `agentsla_traces` (attributes as string maps, whichever the variant), `spans`, `tasks`."""
     task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
                                    for name, sql_type, _, _ in TASK_COLUMNS)
     own = statements(Template(_file("agentsla.sql")).substitute(
         database=identifier(database), task_columns=task_columns))
     added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
-    return [*own, *added, spans_view_sql(database, table)]
+    return [*own, *added, traces_view_sql(database, table, variant), spans_view_sql(database)]
 
 
-def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> None:
-    """Raise a PermanentError unless the columns are those of the exporter's Map variant."""
+def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> str:
+    """Return the variant (MAP or JSON) of the exporter's traces table the columns are;
+    raise a PermanentError saying what differs when they are neither."""
     found = dict(columns)
     if not found:
         raise PermanentError(f"no table {where}: point the store URL at the table the "
                              f"OpenTelemetry Collector's clickhouseexporter writes")
-    if found.get("SpanAttributes", "").startswith("JSON"):
-        raise PermanentError(f"{where} is the exporter's JSON variant; agentsla reads the "
-                             f"Map variant so far (docs/scale-out.md)")
-    wrong = [f"{n} {t} (found {found.get(n, 'none')})" for n, t in REQUIRED_COLUMNS.items()
+    variant = JSON if found.get("SpanAttributes", "").startswith("JSON") else MAP
+    required = REQUIRED_JSON_COLUMNS if variant == JSON else REQUIRED_COLUMNS
+    wrong = [f"{n} {t} (found {found.get(n, 'none')})" for n, t in required.items()
              if found.get(n) != t]
     if wrong:
-        raise PermanentError(f"{where} is not the clickhouseexporter's traces table: "
-                             f"expected {'; '.join(wrong[:3])}")
+        raise PermanentError(f"{where} is not the clickhouseexporter's traces table "
+                             f"({variant} variant): expected {'; '.join(wrong[:3])}")
+    return variant
+
+
+def traces_view_sql(database: str, table: str, variant: str) -> str:
+    """Return the CREATE VIEW of `agentsla_traces`: the traces table with every attribute
+    column a Map(String, String), as the Map variant stores them.
+
+    A JSON-variant object becomes its flattened paths (dotted keys, as the exporter's
+    SpanAttributesKeys) with each value's text: numbers and booleans as AsString writes them;
+    arrays in ClickHouse's literal form, not JSON (docs/scale-out.md).
+    """
+    db, tb = identifier(database), identifier(table)
+    if variant == MAP:
+        select = f"select * from {db}.{tb}"
+    else:
+        def flat(value: str) -> str:
+            return f"mapFromArrays(JSONAllPaths({value}), JSONAllValues({value}))"
+        replaced = [f"{flat(f'`{c}`')} as `{c}`" for c in _JSON_ATTRIBUTES[:2]] + \
+            [f"arrayMap(a -> {flat('a')}, `{c}`) as `{c}`" for c in _JSON_ATTRIBUTES[2:]]
+        select = f"select * replace ({', '.join(replaced)}) from {db}.{tb}"
+    return f"create or replace view {db}.agentsla_traces as {select}"
 
 
 def _attr(key: str) -> str:
@@ -192,12 +226,12 @@ def _span_columns() -> dict[str, str]:
     return {**typed_column_sql(), **columns}  # task_id is the resolved one, not task.id
 
 
-def spans_view_sql(database: str, table: str) -> str:
+def spans_view_sql(database: str) -> str:
     """Return the CREATE VIEW of `spans`: the columns of collector/store/schema.py."""
     columns = _span_columns()
     body = ",\n    ".join(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES)
-    db, tb = identifier(database), identifier(table)
+    db = identifier(database)
     return (f"create or replace view {db}.spans as\nselect\n    {body}\n"
-            f"from {db}.{tb} as t\nleft any join (select * from {db}.agentsla_span_facts final)"
+            f"from {db}.agentsla_traces as t\nleft any join (select * from {db}.agentsla_span_facts final)"
             f" as f on f.trace_id = t.TraceId and f.span_id = t.SpanId\n"
             f"settings join_use_nulls = 1")

@@ -1,12 +1,6 @@
 -- queries.hops.hop_stats: how is each hop doing over the spans that ended in the window?
 -- Over the spans view (no hop rollups on ClickHouse yet: roll_lo/roll_hi are not used).
-with window_spans as (
-    select s.*, (s.hop_kind, s.hop_name) as grp
-    from spans as s
-    where s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
-      and ({hop_kind:Nullable(String)} is null or s.hop_kind = {hop_kind:Nullable(String)})
-{{hop_task_filter}}
-),
+with {{window_spans}},
 per_hop as (
     -- columns read as w.*: unqualified names would be this select's own aliases; a logical
     -- call counts at its first attempt, as in DuckDB's _hop_rows.sql

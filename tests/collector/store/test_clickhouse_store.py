@@ -9,12 +9,13 @@ from dataclasses import replace
 
 import pytest
 
+from agentsla.collector.store.clickhouse import schema
 from agentsla.collector.store.clickhouse.exporter_rows import render
 from agentsla.collector.store.clickhouse.materializer import Shard, parse_shard, run_pass
 from agentsla.collector.store.clickhouse.url import StoreURL, parse_store_url
 from agentsla.config import load_config
 from agentsla.errors import PermanentError
-from agentsla.queries.engines.clickhouse import ChdbRunner, check_traces_table, prepare
+from agentsla.queries.engines.clickhouse import ChdbRunner, prepare, traces_variant
 
 T0 = 1_780_000_000 * 10**9
 MS = 10**6
@@ -114,20 +115,26 @@ def test_a_table_that_is_not_the_exporters_is_refused(runner):
     runner.execute("create table wrong.otel_traces (TraceId String, Duration Int64) "
                    "engine = MergeTree order by TraceId")
     with pytest.raises(PermanentError, match="not the clickhouseexporter's traces table"):
-        check_traces_table(runner, StoreURL("chdb", path="x", database="wrong"))
+        traces_variant(runner, StoreURL("chdb", path="x", database="wrong"))
 
 
 def test_a_missing_table_is_refused(runner):
     with pytest.raises(PermanentError, match="no table default.nothing_here"):
-        check_traces_table(runner, StoreURL("chdb", path="x", table="nothing_here"))
+        traces_variant(runner, StoreURL("chdb", path="x", table="nothing_here"))
 
 
-def test_the_json_variant_is_named(runner):
+def test_the_variant_is_detected(runner):
+    """The exporter's two layouts are told apart; a JSON table lacking columns is refused."""
     runner.execute("create database if not exists jsonv")
     runner.execute("create table jsonv.otel_traces (TraceId String, SpanAttributes JSON) "
                    "engine = MergeTree order by TraceId")
-    with pytest.raises(PermanentError, match="JSON variant"):
-        check_traces_table(runner, StoreURL("chdb", path="x", database="jsonv"))
+    with pytest.raises(PermanentError, match=r"\(json variant\): expected Timestamp"):
+        traces_variant(runner, StoreURL("chdb", path="x", database="jsonv"))
+    for variant in (schema.JSON, schema.MAP):
+        for statement in schema.otel_traces_ddl("jsonv", variant, variant):
+            runner.execute(statement)
+        assert traces_variant(runner, StoreURL("chdb", path="x", database="jsonv",
+                                               table=variant)) == variant
 
 
 def _row(trace: int, span: int, parent: int | None, start_ms: int, end_ms: int, **attrs) -> dict:

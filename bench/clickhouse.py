@@ -1,0 +1,267 @@
+"""ClickHouse (chdb) benchmark: N spans in the exporter's table, the materializer and the questions.
+
+    python bench/clickhouse.py --spans 10000000             # a temp chdb store, deleted after
+    python bench/clickhouse.py --spans 1000000 --path /tmp/ch1m --keep
+
+Data. `--spans` spans of 10 per task (so 10M spans = 1M tasks), spread evenly over the 24 h
+before now, generated in ClickHouse SQL from `numbers()` straight into `otel_traces` in the
+clickhouseexporter's Map layout (attribute values as strings): a gateway root (task.id,
+task.type of 4, tenant.id of 50, a 30 s budget) over an agent span over four model calls
+(gpt-4o or claude, tokens) alternating with four tool calls (search, db, browse). 5 % of the
+tasks fail: their second tool call times out (error.type timeout) and the root ends in ERROR.
+The task rows and span facts of all 24 h are generated too, in the materializer's output shape
+and consistent with the spans *by construction* (the materializer is far too slow to judge
+10M spans here in a benchmark's time); the slice the materializer then really judges checks
+that construction: the share of its task rows equal to the constructed ones is printed.
+
+Timing, all in one process over one chdb session (chdb admits one data path per process):
+- generation: wall time of the INSERT ... SELECT of spans, tasks and facts;
+- materializer: `run_pass` of shard 0/1 over `--slice-minutes` of span time in the middle of the
+  day (re-judging those tasks from their spans), wall and this process's CPU time, so spans/s
+  per core = spans / CPU seconds (the Python materialization is one thread; chdb's own threads
+  count in the CPU time too);
+- questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
+  process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals, sla_by
+  tenant, hop_stats, root_causes, the three series at 1 h steps, and task lookup (get_task of a
+  random task, a different one each run). /budget and /findings have no ClickHouse SQL yet
+  (they answer 501), so they are not timed;
+- storage: bytes on disk per span of otel_traces (the exporter's codecs) from system.parts, per
+  column from system.columns, and agentsla's own tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import random
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
+from agentsla.collector.store.clickhouse.url import parse_store_url
+from agentsla.config import load_config
+from agentsla.queries import hops, root_causes, sla, tasks
+from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
+
+SPANS_PER_TASK = 10
+DAY_NS = 86400 * NS
+MS = 10**6
+
+# Per task i (from numbers()): its start, duration (1-5 s), type, tenant and whether it fails.
+_TASK = """
+    {t0:Int64} + toInt64(i * ({day_ns:Int64} / {tasks:Int64})) as s0,  -- no Int64 overflow
+    (1000 + sipHash64(i, 1) % 4000) * 1000000 as dur,
+    ['chat', 'search', 'report', 'agentic'][1 + sipHash64(i, 2) % 4] as task_type,
+    concat('tenant-', toString(least(sipHash64(i, 3) % 64, sipHash64(i, 4) % 64) % 50))
+        as tenant,
+    sipHash64(i, 5) % 100 < 5 as fails,
+    concat(leftPad(lower(hex(sipHash64(i, 6))), 16, '0'),
+           leftPad(lower(hex(sipHash64(i, 7))), 16, '0')) as trace,
+    concat('t', toString(i)) as task
+"""
+
+# Span j of task i: 0 root, 1 agent, 2..9 model (even j) and tool (odd j) calls in turn.
+_SPANS = f"""
+insert into default.otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, SpanName, SpanKind,
+    ServiceName, ResourceAttributes, SpanAttributes, Duration, StatusCode, StatusMessage)
+select
+    fromUnixTimestamp64Nano(start) as Timestamp, trace as TraceId,
+    leftPad(lower(hex(toUInt64(i * 16 + j + 1))), 16, '0') as SpanId,
+    multiIf(j = 0, '', j = 1, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'),
+            leftPad(lower(hex(toUInt64(i * 16 + 2))), 16, '0')) as ParentSpanId,
+    multiIf(j = 0, 'POST /ask', j = 1, 'agent', j % 2 = 0, concat('chat ', model), tool)
+        as SpanName,
+    if(j = 0, 'SPAN_KIND_SERVER', if(j = 1, 'SPAN_KIND_INTERNAL', 'SPAN_KIND_CLIENT'))
+        as SpanKind,
+    'gateway' as ServiceName, map('service.name', 'gateway') as ResourceAttributes,
+    multiIf(
+        j = 0, map('task.id', task, 'task.type', task_type, 'tenant.id', tenant,
+                   'budget.total_ms', '30000'),
+        j = 1, map('gen_ai.operation.name', 'invoke_agent', 'gen_ai.agent.name', 'planner'),
+        j % 2 = 0, map('gen_ai.operation.name', 'chat', 'gen_ai.request.model', model,
+                       'gen_ai.usage.input_tokens', toString(100 + sipHash64(i, j, 8) % 900),
+                       'gen_ai.usage.output_tokens', toString(10 + sipHash64(i, j, 9) % 300)),
+        timed_out, map('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', tool,
+                       'error.type', 'timeout'),
+        map('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', tool))
+        as SpanAttributes,
+    toUInt64(span_dur) as Duration,
+    if(timed_out or (j = 0 and fails), 'STATUS_CODE_ERROR', 'STATUS_CODE_UNSET') as StatusCode,
+    if(timed_out, 'read timed out', '') as StatusMessage
+from (
+    select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
+        intDiv(dur - 20000000, 8) as step,
+        multiIf(j = 0, s0, j = 1, s0 + 5000000, s0 + 10000000 + (j - 2) * step) as start,
+        multiIf(j = 0, dur, j = 1, dur - 10000000, intDiv(step * 9, 10)) as span_dur,
+        if(sipHash64(i, 10) % 2 = 0, 'gpt-4o', 'claude') as model,
+        ['search', 'db', 'browse'][1 + (j + sipHash64(i, 11)) % 3] as tool,
+        fails and j = 5 as timed_out
+    from numbers({{spans:UInt64}})
+)
+"""
+
+# The task rows the materializer would write for those spans (collector/tasks/materialize).
+_TASKS = f"""
+insert into default.agentsla_tasks (task_id, trace_id, root_span_id, root_name, task_type,
+    tenant_id, service_name, agent, start_ns, end_ns, duration_ms, outcome, finished,
+    gateway_ok, budget_total_ms, budget_used_ratio, budget_exhausted, fallback_used,
+    span_count, model_calls, tool_calls, retries, input_tokens, output_tokens, ffh_kind,
+    ffh_name, ffh_reason, ffh_span_id, ffh_detail_span_id, first_seen_ns, updated_ns, version)
+select task, trace, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'), 'POST /ask', task_type,
+    tenant, 'gateway', 'planner', s0, s0 + dur, dur / 1e6, if(fails, 'failed', 'success'),
+    true, not fails, 30000, dur / 1e6 / 30000, false, false, {SPANS_PER_TASK}, 4, 4, 0,
+    arraySum(arrayMap(j -> 100 + sipHash64(i, j, 8) % 900, [2, 4, 6, 8])),
+    arraySum(arrayMap(j -> 10 + sipHash64(i, j, 9) % 300, [2, 4, 6, 8])),
+    if(fails, 'tool', null),
+    if(fails, ['search', 'db', 'browse'][1 + (5 + sipHash64(i, 11)) % 3], null),
+    if(fails, 'timeout', null),
+    if(fails, leftPad(lower(hex(toUInt64(i * 16 + 6))), 16, '0'), null),
+    if(fails, leftPad(lower(hex(toUInt64(i * 16 + 6))), 16, '0'), null),
+    s0 + dur, s0 + dur, 1
+from (select number as i, {_TASK} from numbers({{tasks:UInt64}}))
+"""
+
+_FACTS = f"""
+insert into default.agentsla_span_facts
+select trace, leftPad(lower(hex(toUInt64(i * 16 + j + 1))), 16, '0'), task,
+    if(fails and j = 5, 'timeout', null), fails and j in (0, 5), null, null, 1
+from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK}
+      from numbers({{spans:UInt64}}))
+"""
+
+
+def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
+    """Fill the store; return the wall and CPU seconds of each insert."""
+    params = {"spans": n_spans, "tasks": n_spans // SPANS_PER_TASK, "t0": t0,
+              "day_ns": DAY_NS}
+    took = {}
+    for name, sql in (("spans", _SPANS), ("tasks", _TASKS), ("span_facts", _FACTS)):
+        start, cpu = time.perf_counter(), time.process_time()
+        runner.arrow(sql, {k: v for k, v in params.items() if "{" + k + ":" in sql})
+        took[name] = time.perf_counter() - start
+        took[f"{name}_cpu"] = time.process_time() - cpu
+    return took
+
+
+def materialize_slice(runner, t0: int, minutes: float, now_ns: int) -> dict:
+    """Re-judge the tasks of `minutes` of span time mid-day with the real materializer."""
+    mark = t0 + DAY_NS // 2
+    runner.insert("default.agentsla_watermarks",
+                  [{"shard": "0/1", "watermark_ns": mark, "version": 2}])
+    before = {r["task_id"]: r for r in runner.arrow(
+        "select * from default.tasks where end_ns >= {lo:Int64} and end_ns < {hi:Int64}",
+        {"lo": mark, "hi": mark + int(minutes * 60 * NS)}).to_pylist()}
+    base = load_config(environ={}).tasks
+    config = dataclasses.replace(base, late_window=0.0, materialize_max_window=minutes * 60,
+                                 root_grace=0.0)
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = run_pass(runner, "default", "otel_traces", Shard(0, 1), config, now_ns)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    assert before and result.spans, "the slice holds no tasks: check the generated times"
+    after = {r["task_id"]: r for r in runner.arrow(
+        "select * from default.tasks where has({ids:Array(String)}, task_id)",
+        {"ids": sorted(before)}).to_pylist()}
+    keys = ("outcome", "span_count", "model_calls", "tool_calls", "input_tokens",
+            "output_tokens", "ffh_kind", "ffh_name", "ffh_reason", "end_ns")
+    same = sum(all(after.get(t, {}).get(k) == row[k] for k in keys) for t, row in before.items())
+    return {"spans": result.spans, "tasks": result.tasks, "wall_s": wall, "cpu_s": cpu,
+            "spans_per_s": result.spans / wall, "spans_per_cpu_s": result.spans / cpu,
+            "constructed_rows_confirmed": f"{same}/{len(before)}"}
+
+
+def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) -> dict:
+    """Wall seconds (median, max over `repeat`) of each question over the 24 h window."""
+    hour = 3600 * NS
+    rng = random.Random(7)
+    questions = {
+        "sla_totals": lambda: sla.sla_totals(store, t0, end),
+        "sla_by_tenant": lambda: sla.sla_by(store, t0, end, "tenant_id"),
+        "hop_stats": lambda: hops.hop_stats(store, t0, end),
+        "root_causes": lambda: root_causes.root_causes(store, t0, end),
+        "sla_series_1h": lambda: sla.sla_series(store, t0, end, hour),
+        "hop_series_1h": lambda: hops.hop_series(store, t0, end, hour),
+        "root_cause_series_1h": lambda: root_causes.root_cause_series(store, t0, end, hour),
+        "task_lookup": lambda: tasks.get_task(store, f"t{rng.randrange(n_tasks)}"),
+    }
+    out = {}
+    for name, ask in questions.items():
+        runs, cpus = [], []
+        for _ in range(repeat):
+            start, cpu = time.perf_counter(), time.process_time()
+            answer = ask()
+            runs.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+        assert answer, f"{name} answered nothing"
+        out[name] = {"median_s": statistics.median(runs), "max_s": max(runs),
+                     "median_cpu_s": statistics.median(cpus)}
+        print(f"  {name:22s} median {out[name]['median_s']:8.3f} s wall "
+              f"{out[name]['median_cpu_s']:8.3f} s CPU   max {max(runs):8.3f} s", flush=True)
+    return out
+
+
+def storage(runner) -> dict:
+    """Bytes on disk per row of each table, and otel_traces' biggest columns."""
+    parts = runner.arrow(
+        "select table, sum(rows) as rows, sum(bytes_on_disk) as bytes, "
+        "sum(data_uncompressed_bytes) as raw from system.parts where active and "
+        "database = 'default' group by table order by bytes desc", {}).to_pylist()
+    columns = runner.arrow(
+        "select name, data_compressed_bytes as bytes, data_uncompressed_bytes as raw from "
+        "system.columns where database = 'default' and table = 'otel_traces' "
+        "order by bytes desc limit 8", {}).to_pylist()
+    return {"tables": {p["table"]: {"rows": p["rows"], "bytes": p["bytes"],
+                                    "bytes_per_row": p["bytes"] / max(p["rows"], 1),
+                                    "ratio": p["raw"] / max(p["bytes"], 1)} for p in parts},
+            "otel_traces_columns": columns}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=1_000_000)
+    parser.add_argument("--path", help="chdb data path (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the data path")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--slice-minutes", type=float, default=10.0,
+                        help="span time the materializer judges")
+    args = parser.parse_args()
+    path = Path(args.path or tempfile.mkdtemp(prefix="agentsla-chbench-"))
+    now = time.time_ns()
+    t0 = now - DAY_NS
+    runner = open_runner(parse_store_url(f"chdb://{path}"))
+    try:
+        print(f"chdb at {path}; {args.spans:,} spans, {args.spans // SPANS_PER_TASK:,} tasks "
+              f"over 24 h; {platform.processor() or platform.machine()}, "
+              f"{len(__import__('os').sched_getaffinity(0))} cores", flush=True)
+        took = generate(runner, args.spans, t0)
+        runner.execute("optimize table default.otel_traces final")  # merged, as at rest
+        print("generated: " + ", ".join(f"{k} {v:.1f} s" for k, v in took.items()), flush=True)
+        mat = materialize_slice(runner, t0, args.slice_minutes, now)
+        print(f"materializer: {mat['spans']:,} spans, {mat['tasks']:,} tasks in "
+              f"{mat['wall_s']:.1f} s wall, {mat['cpu_s']:.1f} s CPU: "
+              f"{mat['spans_per_s']:,.0f} spans/s, {mat['spans_per_cpu_s']:,.0f} spans/CPU-s; "
+              f"constructed task rows confirmed {mat['constructed_rows_confirmed']}", flush=True)
+        print("questions over 24 h:", flush=True)
+        questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
+                                   args.spans // SPANS_PER_TASK)
+        disk = storage(runner)
+        for table, row in disk["tables"].items():
+            print(f"  {table:22s} {row['rows']:>12,} rows {row['bytes'] / 2**20:9.1f} MiB "
+                  f"{row['bytes_per_row']:7.1f} B/row (x{row['ratio']:.1f} compression)")
+        print(json.dumps({"spans": args.spans, "generate_s": took, "materializer": mat,
+                          "questions": questions, "storage": disk,
+                          "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                          // 1024}, default=str))
+    finally:
+        runner.close()
+        if not args.keep:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

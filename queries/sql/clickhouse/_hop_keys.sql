@@ -1,0 +1,1 @@
+s.hop_kind, s.hop_name
