@@ -17,11 +17,13 @@ MINUTE_NS = 60 * 10**9
 
 DDL = (
     # question: the finding question; key: hop_kind/hop_name or task_type; n: additive numbers
-    # (each question's verdict knows which it sums and which it takes the max of); task_ids:
-    # distinct tasks (when the verdict counts them); vals: values a verdict takes a median of;
-    # examples: the minute's best five, with the rank the verdict merges them by.
+    # (each question's verdict knows which it sums and which it takes the max of); label: a
+    # text of the minute's headline unit; task_ids: distinct tasks (when the verdict counts
+    # them); vals: values a verdict takes a median of; examples: the minute's best five, with
+    # the rank the verdict merges them by.
     "create table if not exists finding_evidence (question VARCHAR, minute_ns BIGINT, "
     "hop_kind VARCHAR, hop_name VARCHAR, task_type VARCHAR, n MAP(VARCHAR, DOUBLE), "
+    "label VARCHAR, "
     "task_ids VARCHAR[], vals MAP(VARCHAR, DOUBLE[]), "
     "examples STRUCT(task_id VARCHAR, span_id VARCHAR, rank DOUBLE)[], "
     "first_ns BIGINT, last_ns BIGINT)",

@@ -24,11 +24,12 @@ from typing import Any, Callable, Mapping
 
 from agentsla.queries.rollup import MINUTE_NS, split
 from agentsla.queries.store import ReadStore
+from agentsla.queries.tasks import SPAN_SLACK_NS
 
 log = logging.getLogger(__name__)
 
 #: The questions answered from evidence (the others still read the window's raw rows).
-QUESTIONS = ("attempts_per_call", "retried_timeouts")
+QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget_left")
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
@@ -75,9 +76,10 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
 
 
 def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
-    # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept
+    # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
+    # reach_ns: where the parents, roots and tasks of its spans may start
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
-            "end_ns": hi + SLACK_NS}
+            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS}
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
