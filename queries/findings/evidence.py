@@ -83,8 +83,9 @@ def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
-            budget_minutes: int = ROUND_MINUTES) -> int:
-    """Store the evidence of (up to `budget_minutes`) dirty minutes; return how many.
+            budget_minutes: int = ROUND_MINUTES) -> tuple[int, int]:
+    """Store the evidence of (up to `budget_minutes`) dirty minutes; return how many, and how
+    many it left dirty.
 
     One transaction: the dirty ranges it saw are replaced by those it left, so ranges the
     writer adds meanwhile (outside its snapshot) stay dirty for the next round.
@@ -107,7 +108,11 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     except BaseException:
         store.rows("findings/evidence_rollback")
         raise
-    return sum((hi - lo) // MINUTE_NS for lo, hi in done)
+    return _minutes(done), _minutes(left)
+
+
+def _minutes(runs: list[tuple[int, int]]) -> int:
+    return sum((hi - lo) // MINUTE_NS for lo, hi in runs)
 
 
 def _runs(rows: list[dict]) -> list[tuple[int, int]]:
@@ -153,6 +158,7 @@ class EvidenceWorker:
         self._store: ReadStore | None = None
         self.rounds = 0  # rounds that stored some minutes
         self.minutes = 0  # minutes stored in all
+        self.pending: int | None = None  # dirty minutes the last round left (None: no round yet)
         self._thread = threading.Thread(target=self._run, name="agentsla-evidence", daemon=True)
 
     def start(self) -> None:
@@ -171,16 +177,16 @@ class EvidenceWorker:
     def health(self) -> dict[str, Any]:
         """The worker's counters for /api/v1/health."""
         return {"running": self._thread.is_alive(), "rounds": self.rounds,
-                "minutes_stored": self.minutes}
+                "minutes_stored": self.minutes, "minutes_pending": self.pending}
 
     def _run(self) -> None:
         self._store = self._stores()
         try:
             while not self._stop.is_set():
                 try:
-                    done = refresh(self._store, self._thresholds)
+                    done, self.pending = refresh(self._store, self._thresholds)
                     self.rounds, self.minutes = self.rounds + bool(done), self.minutes + done
-                    more = done >= ROUND_MINUTES
+                    more = self.pending > 0
                 except Exception as exc:  # the minutes stay dirty: requests read them raw
                     if self._stop.is_set():
                         break

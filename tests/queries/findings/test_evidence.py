@@ -44,7 +44,7 @@ def _store(rows: list[dict]) -> tuple[duckdb.DuckDBPyConnection, TaskWriter, Duc
 
 def _refresh_all(store: DuckDBStore) -> int:
     done = 0
-    while (minutes := evidence.refresh(store, TH)):
+    while (minutes := evidence.refresh(store, TH)[0]):
         done += minutes
     return done
 
