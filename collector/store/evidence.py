@@ -28,6 +28,8 @@ DDL = (
     "examples STRUCT(task_id VARCHAR, span_id VARCHAR, rank DOUBLE)[], "
     "first_ns BIGINT, last_ns BIGINT)",
     "create table if not exists evidence_dirty (lo_ns BIGINT, hi_ns BIGINT)",
+    # the questions (with the thresholds their evidence depends on) finding_evidence holds
+    "create table if not exists evidence_questions (question VARCHAR)",
 )
 
 #: Everything stored so far has no evidence yet: one dirty range over all of it.

@@ -17,19 +17,22 @@ edges, minutes changed since, minutes the worker has not reached yet. See docs/f
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from agentsla.queries.findings.thresholds import DEFAULT_THRESHOLDS
 from agentsla.queries.rollup import MINUTE_NS, split
-from agentsla.queries.store import ReadStore
+from agentsla.queries.store import ReadStore, bound, question_sql
 from agentsla.queries.tasks import SPAN_SLACK_NS
 
 log = logging.getLogger(__name__)
 
 #: The questions answered from evidence (the others still read the window's raw rows).
-QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget_left")
+QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget_left",
+             "idle_gaps_between_children")
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
@@ -45,9 +48,13 @@ class Plan:
     """Where a window's evidence comes from: the clean whole minutes of [roll_lo, roll_hi)
     from the stored evidence, the ranges `raw` (ragged edges, stale minutes) from raw rows."""
 
+    start_ns: int
+    end_ns: int
     roll_lo: int
     roll_hi: int
     raw: tuple[tuple[int, int], ...]
+    #: the stored questions (with their thresholds): others take the raw path all through
+    ready: frozenset[str] = frozenset()
 
 
 def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> Plan:
@@ -57,19 +64,38 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
     """
     bounds = split(start_ns, end_ns, raw=not stored, hours=False)
     lo, hi = bounds["roll_lo"], bounds["roll_hi"]
-    stale = _runs(store.rows("findings/evidence_plan", bounds)) if lo < hi else []
+    if lo >= hi:
+        return Plan(start_ns, end_ns, lo, hi, ((start_ns, end_ns),) if start_ns < end_ns else ())
+    stale = _runs(store.rows("findings/evidence_plan", bounds))
     raw = [(start_ns, lo)] + [(max(a, lo), min(b, hi)) for a, b in stale] + [(hi, end_ns)]
-    return Plan(lo, hi, tuple(_merged(raw)))
+    ready = frozenset(r["question"] for r in store.rows("findings/evidence_questions"))
+    return Plan(start_ns, end_ns, lo, hi, tuple(_merged(raw)), ready)
+
+
+def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) -> str:
+    """Name a question's stored evidence: the question, and the thresholds its evidence
+    query depends on (when it does), so evidence of other thresholds is never mixed in."""
+    sql = question_sql(getattr(store, "dialect", "duckdb"), "findings/evidence_raw",
+                       {"evidence": f"evidence_{question}"})
+    used = bound(sql, {k: thresholds[k] for k in DEFAULT_THRESHOLDS if k in thresholds})
+    if not used:
+        return question
+    digest = hashlib.sha1(repr(sorted(used.items())).encode()).hexdigest()[:12]
+    return f"{question}@{digest}"
 
 
 def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict]:
     """Answer a converted question over the window of `params["evidence_plan"]`."""
     where: Plan = params["evidence_plan"]
+    stored_as = question_id(store, question, params)
+    raw = where.raw
     store.rows("findings/evidence_reset")
-    if where.roll_lo < where.roll_hi:
-        store.rows("findings/evidence_stored", {"question": question, "roll_lo": where.roll_lo,
+    if stored_as not in where.ready:
+        raw = ((where.start_ns, where.end_ns),)
+    elif where.roll_lo < where.roll_hi:
+        store.rows("findings/evidence_stored", {"question": stored_as, "roll_lo": where.roll_lo,
                                                 "roll_hi": where.roll_hi})
-    for lo, hi in where.raw:
+    for lo, hi in raw:
         store.rows("findings/evidence_raw", _range(params, lo, hi),
                    evidence=f"evidence_{question}")
     return store.rows(f"findings/{question}", params)
@@ -92,13 +118,15 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     """
     store.rows("findings/evidence_begin")
     try:
+        ids = {q: question_id(store, q, thresholds) for q in QUESTIONS}
+        _register(store, sorted(ids.values()))
         runs = _runs(store.rows("findings/evidence_dirty"))
         done, left = _take_newest(runs, budget_minutes)
         for lo, hi in done:
             store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi})
             for question in QUESTIONS:
                 store.rows("findings/evidence_store",
-                           {**_range(thresholds, lo, hi), "question": question},
+                           {**_range(thresholds, lo, hi), "question": ids[question]},
                            evidence=f"evidence_{question}")
         if done:
             store.rows("findings/evidence_undirty")
@@ -113,6 +141,17 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
 
 def _minutes(runs: list[tuple[int, int]]) -> int:
     return sum((hi - lo) // MINUTE_NS for lo, hi in runs)
+
+
+def _register(store: ReadStore, wanted: list[str]) -> None:
+    """When the questions to store changed (a new one, other thresholds), forget the others'
+    evidence and compute every minute again."""
+    if sorted(r["question"] for r in store.rows("findings/evidence_questions")) == wanted:
+        return
+    store.rows("findings/evidence_forget", {"questions": wanted})
+    store.rows("findings/evidence_unregister")
+    store.rows("findings/evidence_register", {"questions": wanted})
+    store.rows("findings/evidence_dirty_all")
 
 
 def _runs(rows: list[dict]) -> list[tuple[int, int]]:

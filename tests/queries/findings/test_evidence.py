@@ -42,9 +42,10 @@ def _store(rows: list[dict]) -> tuple[duckdb.DuckDBPyConnection, TaskWriter, Duc
     return con, writer, DuckDBStore(con.cursor())
 
 
-def _refresh_all(store: DuckDBStore) -> int:
+def _refresh_all(store: DuckDBStore, thresholds=TH) -> int:
+    """Worker rounds until no minute is dirty; return the minutes stored."""
     done = 0
-    while (minutes := evidence.refresh(store, TH)[0]):
+    while (minutes := evidence.refresh(store, thresholds)[0]):
         done += minutes
     return done
 
@@ -77,8 +78,8 @@ def test_worker_rounds_store_every_minute_with_spans(shapes):
     con, store = shapes
     assert _refresh_all(store) > 0
     assert con.execute("select count(*) from evidence_dirty").fetchone() == (0,)
-    questions = {q for (q,) in con.execute("select distinct question from finding_evidence")
-                 .fetchall()}
+    questions = {q.split("@")[0] for (q,) in con.execute(
+        "select distinct question from finding_evidence").fetchall()}
     assert questions == set(evidence.QUESTIONS)
 
 
@@ -110,6 +111,21 @@ def test_each_shape_hour_alone_gives_the_raw_findings(shapes):
         start = BASE_NS + i * SLOT_NS - 30 * 10**9
         raw, stored = _both(store, start, start + SLOT_NS, "retry_amplification")
         assert stored == raw, CASES[i][0].__name__
+
+
+def test_other_thresholds_than_the_stored_evidence_s_read_raw_rows(shapes):
+    # Idle gaps' evidence depends on wait_min_idle_ms: asked with another value, the stored
+    # evidence (of the default) is not used, and the answer is that of the raw rows.
+    con, store = shapes
+    _refresh_all(store)
+    other = resolve_thresholds({"wait_min_idle_ms": 3_600_000})  # no parent is that idle
+    raw = _detect(store, *EVERYTHING, "wait_amplification", other, stored=False)
+    assert _detect(store, *EVERYTHING, "wait_amplification", other, stored=True) == raw
+    assert raw != _detect(store, *EVERYTHING, "wait_amplification", TH, stored=True)
+    # a worker with the other thresholds stores their evidence instead, for every minute
+    assert _refresh_all(store, other) > 0
+    assert _detect(store, *EVERYTHING, "wait_amplification", other, stored=True) == raw
+    _refresh_all(store)  # back to the defaults for the module's other tests
 
 
 def _timed_out_call(at_ms: float, attempts: int) -> Trace:
@@ -227,8 +243,8 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
     con = open_store(tmp_path / "data" / "agentsla.duckdb")
     try:
         # what the worker stored before the server stopped
-        stored = {q for (q,) in con.execute("select distinct question from finding_evidence")
-                  .fetchall()}
+        stored = {q.split("@")[0] for (q,) in con.execute(
+            "select distinct question from finding_evidence").fetchall()}
         assert stored and stored <= set(evidence.QUESTIONS)
         store = DuckDBStore(con.cursor())
         _refresh_all(store)
