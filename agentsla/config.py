@@ -199,6 +199,10 @@ SETTINGS: tuple[Setting, ...] = (
             "aggregate questions long after raw spans are gone; docs/rollups.md)."),
     Setting("retention_interval", "tasks", 3600.0, parse_duration,
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
+    Setting("evidence_interval", "tasks", 5.0, parse_duration,
+            "DuckDB store: pause between two rounds of the findings evidence worker, which "
+            "stores each minute's findings evidence once its spans changed (docs/findings.md); "
+            "0 = none (every /findings then reads raw spans)."),
     Setting("late_window", "tasks", 300.0, parse_duration,
             "ClickHouse store: each materializer pass re-reads spans that ended this long "
             "before its watermark, so spans arriving late still join their task."),
@@ -290,6 +294,7 @@ class TasksConfig:
     budgets_by_type: Mapping[str, float] = field(default_factory=dict)
     root_grace: float = 30.0
     rollup_retention: float = 400 * 86400.0
+    evidence_interval: float = 5.0
     late_window: float = 300.0
     materialize_interval: float = 5.0
     materialize_max_window: float = 300.0

@@ -28,6 +28,7 @@ from agentsla.errors import ConfigError, RetryableError
 from agentsla.api.app import create_api_app
 from agentsla.queries.engines.clickhouse import open_runner, store_factory, traces_variant
 from agentsla.queries.engines.duckdb import cursor_stores
+from agentsla.queries.findings.evidence import EvidenceWorker
 from agentsla.queries.findings.thresholds import resolve_thresholds
 
 log = logging.getLogger("agentsla.server")
@@ -115,15 +116,20 @@ class _DuckDBBackend:
         self.submit = self.pipeline.submit
         self.stores = cursor_stores(self.con)
         self.lease = Unshared()  # the file admits one process: no rival evaluator
+        # stores the findings evidence of the minutes the writer changed (docs/findings.md)
+        self.evidence = EvidenceWorker(self.stores, resolve_thresholds(config.findings),
+                                       config.tasks.evidence_interval)
+        self.evidence.start()
 
     def health(self, rejected_spans: int) -> dict:
         """Body of /api/v1/health: the pipeline's counters and writer state."""
         health = self.pipeline.health()
         health["ingest"]["rejected_spans"] = rejected_spans
-        return health
+        return {**health, "evidence": self.evidence.health()}
 
     def close(self) -> int:
         """Flush and close; return the exit code (1 when the writer gave up)."""
+        self.evidence.stop()
         if self.pipeline.close():
             _close_store(self.con)
         return 1 if self.pipeline.dead else 0

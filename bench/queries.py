@@ -27,8 +27,11 @@ go over loopback with httpx, one at a time, and each figure is wall time from re
 byte of the answer. For each route: the first call after the server started ("cold": DuckDB's
 buffer pool is empty, the OS page cache is whatever it is) then `--repeat` warm calls (median,
 p95). /tasks/{id} and /traces/{id} use a different random id on every call. The overview is
-/sla + /root-causes + /hops (window=24h) called one after the other. The server runs with
-AGENTSLA_LOST_GRACE=7d so the lost-task sweep does not rewrite tasks while we measure.
+/sla + /root-causes + /hops (window=24h) called one after the other. /findings (1h, 24h) is
+timed once the findings evidence worker has stored every minute of the file (a file new to
+this version has every minute pending; `evidence_backfill_s` says how long that took). The
+server runs with AGENTSLA_LOST_GRACE=7d so the lost-task sweep does not rewrite tasks while we
+measure.
 `--server api` serves the file with the query API alone (create_api_app under uvicorn, one
 DuckDB connection, a cursor per request, as `agentsla serve` wires it) without the ingest side.
 """
@@ -455,6 +458,8 @@ ROUTES = [
     ("task", "/api/v1/tasks/{id}", {}),
     ("trace", "/api/v1/traces/{id}", {}),
     ("metrics", "/metrics", {}),
+    ("findings_1h", "/api/v1/findings", {"window": "1h"}),
+    ("findings_24h", "/api/v1/findings", {"window": "24h"}),
 ]
 OVERVIEW = ("sla", "root_causes", "hops")
 
@@ -548,6 +553,7 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
     results: dict[str, dict] = {}
     try:
         with httpx.Client(base_url=server.api_url, timeout=600) as client:
+            evidence_s = _wait_for_evidence(client)
             id_iter = iter(ids)
             for name, path, params in ROUTES:
                 if name in skip:
@@ -582,7 +588,22 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
                                        "max_ms": round(max(overview), 1), "bytes": 0}
     finally:
         server.stop()
-    return {"server": kind, "server_startup_s": round(startup_s, 2), "routes": results}
+    return {"server": kind, "server_startup_s": round(startup_s, 2),
+            "evidence_backfill_s": evidence_s, "routes": results}
+
+
+def _wait_for_evidence(client: httpx.Client, timeout_s: float = 1800) -> float | None:
+    """Wait until the findings evidence worker stored every minute (a new file's are all
+    pending); return how long that took, None without a worker (--server api)."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout_s:
+        worker = client.get("/api/v1/health").json().get("evidence")
+        if worker is None:
+            return None
+        if worker["minutes_pending"] == 0:
+            return round(time.perf_counter() - started, 1)
+        time.sleep(1)
+    raise TimeoutError("the findings evidence worker did not catch up")
 
 
 # --- the machine and the report ------------------------------------------------------------------

@@ -12,7 +12,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from agentsla.collector.store import rollups
+from agentsla.collector.store import evidence, rollups
 from agentsla.collector.tasks import self_time
 from agentsla.collector.tasks.tree import build_tree
 
@@ -217,6 +217,9 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
      *(r.ddl(suffix) for r in rollups.BUDGET_ROLLUPS for suffix in ("", rollups.HOURLY)),
      *rollups.backfill_sql(rollups.BUDGET_ROLLUPS),
      *(r.hourly_backfill() for r in rollups.BUDGET_ROLLUPS)),
+    # 6: per-minute findings evidence (collector/store/evidence.py, docs/findings.md); the
+    # findings worker computes it for everything already stored
+    (*evidence.DDL, *evidence.BACKFILL),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,6 +16,7 @@ from typing import AbstractSet, Any, Iterable
 import duckdb
 import pyarrow as pa
 
+from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
 from agentsla.collector.tasks.materialize import materialize
@@ -362,6 +363,7 @@ class TaskWriter:
                 state.stored, state.finished = True, bool(done.row["finished"])
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
         self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
+        mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored))
         self._store_tasks(new, "insert")
         self._store_tasks(stored, "insert or replace")
         self._update_calls(renumbered)

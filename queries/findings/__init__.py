@@ -13,7 +13,7 @@ from typing import Any, Mapping
 from agentsla.contract import FINDING_TYPES
 from agentsla.errors import PermanentError
 from agentsla.queries.findings import (budget_inversion, context_growth, duplicate_side_effect,
-                                       false_failover, ghost_work, missing_timeout,
+                                       evidence, false_failover, ghost_work, missing_timeout,
                                        rate_limit_masking, retry_amplification, runaway_loop,
                                        saturation, stream_stall, wait_amplification)
 from agentsla.queries.findings._finding import SEVERITIES
@@ -61,12 +61,18 @@ def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None
 
 
 def _detect(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
-            merged: Mapping[str, float]) -> list[dict]:
-    params = {"start_ns": int(start_ns), "end_ns": int(end_ns), **merged}
+            merged: Mapping[str, float], stored: bool = True) -> list[dict]:
+    """Run the detectors over one snapshot; `stored`: may read the minutes' stored evidence."""
     found: list[dict] = []
-    for type_, module in DETECTORS.items():
-        if kind is None or kind == type_:
-            found.extend(module.detect(store, params, merged))
+    store.rows("findings/evidence_begin")
+    try:
+        params = {"start_ns": int(start_ns), "end_ns": int(end_ns), **merged,
+                  "evidence_plan": evidence.plan(store, int(start_ns), int(end_ns), stored)}
+        for type_, module in DETECTORS.items():
+            if kind is None or kind == type_:
+                found.extend(module.detect(store, params, merged))
+    finally:
+        store.rows("findings/evidence_commit")
     found.sort(key=_rank)
     return found
 
@@ -82,7 +88,8 @@ def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
     among their examples are added.
     """
     with task_scope(store, task_id, trace_id) as scope:
-        own = _detect(store, scope.start_ns, scope.end_ns, kind, merged)
+        # the task's own spans only: stored evidence holds every task's
+        own = _detect(store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
     seen = {_identity(f) for f in own}
     around = (scope.start_ns - window_ns // 2, scope.end_ns + window_ns // 2)
     named = [f for f in _detect(store, *around, kind, merged)

@@ -12,6 +12,7 @@ A call that started with nothing left is budget exhaustion, not an inversion; a 
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding
 from agentsla.queries.store import ReadStore
 
@@ -29,7 +30,7 @@ def timeouts_exceeding_budget_left(store: ReadStore, params) -> list[dict]:
     the tightest limit: the task budget, the parent or the root), median_left_ms, examples,
     first_ns, last_ns.
     """
-    return store.rows("findings/timeouts_exceeding_budget_left", params)
+    return evidence.ask(store, "timeouts_exceeding_budget_left", params)
 
 
 def children_exceeding_parent_timeout(store: ReadStore, params) -> list[dict]:

@@ -1,12 +1,14 @@
 """Retry amplification: attempts per logical call by hop, retried timeouts, retry storms.
 
 Attempts of one logical call are sibling spans of the same hop, as materialization numbered them
-(the snippet `attempts`). A retried timeout waits the full timeout again on a dependency that
+(the snippet `attempts`); a call is evidence in the minute its last attempt ended
+(queries/findings/evidence.py). A retried timeout waits the full timeout again on a dependency that
 just proved slow; a storm is a minute in which most of a hop's attempts were retries.
 """
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -19,7 +21,7 @@ def attempts_per_call(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, calls, attempts, attempts_per_call, max_attempts,
     retried_calls, examples, first_ns, last_ns.
     """
-    return store.rows("findings/attempts_per_call", params)
+    return evidence.ask(store, "attempts_per_call", params)
 
 
 def retried_timeouts(store: ReadStore, params) -> list[dict]:
@@ -28,7 +30,7 @@ def retried_timeouts(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, retried_timeouts, tasks, timeout_ms,
     time_in_retried_timeouts_ms, examples, first_ns, last_ns.
     """
-    return store.rows("findings/retried_timeouts", params)
+    return evidence.ask(store, "retried_timeouts", params)
 
 
 def retry_storms(store: ReadStore, params) -> list[dict]:

@@ -11,6 +11,7 @@ is backoff, not a gap).
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -38,7 +39,7 @@ def idle_gaps_between_children(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, rule ('idle_gaps'), parents, interval_ms (median gap),
     gaps_per_parent, idle_share, idle_seconds, examples, first_ns, last_ns.
     """
-    return store.rows("findings/idle_gaps_between_children", params)
+    return evidence.ask(store, "idle_gaps_between_children", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

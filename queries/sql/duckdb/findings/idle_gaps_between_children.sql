@@ -1,45 +1,25 @@
 -- queries.findings.wait_amplification.idle_gaps_between_children: which hops sat idle between their children's calls (parents that poll excepted)?
-with {{poll_loops}},
-children as (
+-- (the verdict over the minutes' evidence in temp.evidence_rows,
+-- _evidence_idle_gaps_between_children.sql)
+with parents as (
     select
-        c.trace_id, c.parent_span_id, c.span_id, c.hop_name, c.start_ns,
-        coalesce(c.attempt, c.retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
-        max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
-                            rows between unbounded preceding and 1 preceding) as prev_end_ns
-    from spans c
-    semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+        hop_kind, hop_name,
+        sum(n['parents'])::BIGINT as parents,
+        list_aggregate(flatten(list(vals['mean_gap_ms'])), 'median') as interval_ms,
+        list_aggregate(flatten(list(vals['gaps'])), 'median') as gaps_per_parent,
+        list_aggregate(flatten(list(vals['idle_share'])), 'median') as idle_share,
+        sum(n['idle_ms']) / 1000 as idle_seconds,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from temp.evidence_rows
+    group by hop_kind, hop_name
 ),
-gaps as (
-    select *, (start_ns - prev_end_ns) / 1e6 as gap_ms
-    from children
-    where (start_ns - prev_end_ns) / 1e6 >= $wait_min_gap_ms
-      -- the wait before a retry is backoff, judged by retry_amplification
-      and attempt = 0
-),
-per_parent as (
-    select trace_id, parent_span_id, count(*) as gaps, sum(gap_ms) as idle_ms,
-           avg(gap_ms) as mean_gap_ms
-    from gaps
-    group by trace_id, parent_span_id
-),
-idle_parents as (
-    select p.*, g.gaps, g.idle_ms, g.mean_gap_ms, g.idle_ms / nullif(p.duration_ms, 0) as idle_share
-    from poll_parents p
-    join per_parent g on g.trace_id = p.trace_id and g.parent_span_id = p.span_id
-    -- a parent that polls waits by design: the polling question reports it
-    anti join poll_loops l on l.trace_id = p.trace_id and l.parent_span_id = p.span_id
-)
+examples as ({{evidence_examples}})
 select
-    hop_kind, hop_name, 'idle_gaps' as rule,
-    count(*) as parents,
-    median(mean_gap_ms) as interval_ms,
-    median(gaps) as gaps_per_parent,
-    median(idle_share) as idle_share,
-    sum(idle_ms) / 1000 as idle_seconds,
-    arg_max({'task_id': task_id, 'span_id': span_id}, idle_ms, 5) as examples,
-    min(end_ns) as first_ns,
-    max(end_ns) as last_ns
-from idle_parents
-where idle_share >= $wait_idle_share and idle_ms >= $wait_min_idle_ms
-group by hop_kind, hop_name
+    p.hop_kind, p.hop_name, 'idle_gaps' as rule,
+    p.parents, p.interval_ms, p.gaps_per_parent, p.idle_share, p.idle_seconds,
+    e.examples, p.first_ns, p.last_ns
+from parents p
+left join examples e on e.hop_kind is not distinct from p.hop_kind
+                    and e.hop_name is not distinct from p.hop_name
 order by idle_seconds desc

@@ -1,30 +1,29 @@
 -- queries.findings.retry_amplification.retried_timeouts: which hops retried attempts that had timed out?
-with {{attempts}},
-sequenced as (
+-- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_retried_timeouts.sql)
+with retried as (
     select
-        *,
-        lead(attempt) over (
-            partition by trace_id, parent_span_id, hop_kind, hop_name, call_id
-            order by attempt, start_ns
-        ) as next_attempt
-    from attempts
+        hop_kind, hop_name,
+        sum(n['retried_timeouts'])::BIGINT as retried_timeouts,
+        len(list_distinct(flatten(list(task_ids))))::BIGINT as tasks,
+        max(n['timeout_ms']) as timeout_ms,
+        sum(n['time_ms']) as time_in_retried_timeouts_ms,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from temp.evidence_rows
+    group by hop_kind, hop_name
 ),
-retried as (
-    -- a timed-out attempt that another attempt of the same call followed
-    select *
-    from sequenced
-    where error_type = 'timeout' and next_attempt is not null
-)
+examples as ({{evidence_examples}})
 select
-    hop_kind, hop_name,
-    count(*) as retried_timeouts,
-    count(distinct task_id) as tasks,
-    max(hop_timeout_ms) as timeout_ms,
-    sum(duration_ms) as time_in_retried_timeouts_ms,
-    arg_max({'task_id': task_id, 'span_id': span_id}, duration_ms, 5) as examples,
-    min(end_ns) as first_ns,
-    max(end_ns) as last_ns
-from retried
-group by hop_kind, hop_name
-having count(*) >= $retried_timeouts_min
+    r.hop_kind, r.hop_name,
+    r.retried_timeouts,
+    r.tasks,
+    r.timeout_ms,
+    r.time_in_retried_timeouts_ms,
+    e.examples,
+    r.first_ns,
+    r.last_ns
+from retried r
+left join examples e on e.hop_kind is not distinct from r.hop_kind
+                    and e.hop_name is not distinct from r.hop_name
+where r.retried_timeouts >= $retried_timeouts_min
 order by retried_timeouts desc

@@ -1,72 +1,37 @@
 -- queries.findings.budget_inversion.timeouts_exceeding_budget_left: which hops' timeout × remaining attempts exceeded what their caller had left?
-with timed_calls as (
-    -- calls with a timeout that ended in the window
-    select trace_id, span_id, parent_span_id, task_id, hop_kind, hop_name, start_ns, end_ns,
-           hop_timeout_ms, retry_max,
-           coalesce(attempt, retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
-           budget_remaining_ms
-    from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
-      and hop_timeout_ms > 0
-      and parent_span_id is not null
+-- (the verdict over the minutes' evidence in temp.evidence_rows,
+-- _evidence_timeouts_exceeding_budget_left.sql)
+with headline as (
+    -- each minute's call that overshot most is its first example
+    select *, {'r': examples[1].rank, 't': examples[1].task_id, 's': examples[1].span_id}
+              as overshoot
+    from temp.evidence_rows
 ),
-placed as (
+calls as (
     select
-        c.task_id, c.span_id, c.hop_kind, c.hop_name, c.end_ns, c.hop_timeout_ms,
-        -- attempts this call may still make, itself included
-        greatest(coalesce(c.retry_max, 0) + 1 - c.attempt, 1) as attempts_left,
-        coalesce(
-            c.budget_remaining_ms,
-            p.budget_remaining_ms - (c.start_ns - p.start_ns) / 1e6,
-            t.budget_total_ms - (c.start_ns - t.start_ns) / 1e6
-        ) as budget_left_ms,
-        case when p.hop_timeout_ms > 0
-             then p.hop_timeout_ms - (c.start_ns - p.start_ns) / 1e6 end as parent_left_ms,
-        case when r.hop_timeout_ms > 0
-             then r.hop_timeout_ms - (c.start_ns - r.start_ns) / 1e6 end as root_left_ms,
-        p.hop_name as parent_name, r.hop_name as root_name,
-        t.outcome in ('failed', 'budget_exhausted', 'lost') as task_bad
-    from timed_calls c
-    left join spans p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    left join tasks t on t.task_id = c.task_id
-    left join spans r on r.trace_id = t.trace_id and r.span_id = t.root_span_id
+        hop_kind, hop_name,
+        sum(n['calls'])::BIGINT as calls,
+        sum(n['inverted_calls'])::BIGINT as inverted_calls,
+        sum(n['timeout_alone_exceeds'])::BIGINT as timeout_alone_exceeds,
+        len(list_distinct(flatten(list(task_ids))))::BIGINT as bad_tasks,
+        arg_max(n['timeout_ms'], overshoot) filter (where len(examples) > 0) as timeout_ms,
+        arg_max(n['attempts'], overshoot) filter (where len(examples) > 0)::BIGINT as attempts,
+        arg_max(n['worst_case_ms'], overshoot) filter (where len(examples) > 0) as worst_case_ms,
+        arg_max(n['left_ms'], overshoot) filter (where len(examples) > 0) as left_ms,
+        arg_max(label, overshoot) filter (where len(examples) > 0) as bound_by,
+        list_aggregate(flatten(list(vals['left_ms'])), 'median') as median_left_ms,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from headline
+    group by hop_kind, hop_name
 ),
-judged as (
-    select
-        *,
-        least(budget_left_ms, parent_left_ms, root_left_ms) as left_ms,  -- least() skips nulls
-        hop_timeout_ms * attempts_left as worst_ms,
-        -- which limit was the tightest, for the hint
-        case least(budget_left_ms, parent_left_ms, root_left_ms)
-            when parent_left_ms then parent_name
-            when root_left_ms then root_name
-            else 'the task budget'
-        end as bound_by
-    from placed
-),
-flagged as (
-    select *, left_ms > 0 and worst_ms > left_ms as inverted
-    from judged
-)
+examples as ({{evidence_examples}})
 select
-    hop_kind, hop_name,
-    count(*) as calls,
-    count(*) filter (where inverted) as inverted_calls,
-    count(*) filter (where inverted and hop_timeout_ms > left_ms) as timeout_alone_exceeds,
-    count(distinct task_id) filter (where inverted and task_bad) as bad_tasks,
-    -- the call that overshot most, for the headline arithmetic
-    arg_max(hop_timeout_ms, worst_ms - left_ms) filter (where inverted) as timeout_ms,
-    arg_max(attempts_left, worst_ms - left_ms) filter (where inverted) as attempts,
-    arg_max(worst_ms, worst_ms - left_ms) filter (where inverted) as worst_case_ms,
-    arg_max(left_ms, worst_ms - left_ms) filter (where inverted) as left_ms,
-    arg_max(bound_by, worst_ms - left_ms) filter (where inverted) as bound_by,
-    median(left_ms) filter (where inverted) as median_left_ms,
-    arg_max({'task_id': task_id, 'span_id': span_id}, worst_ms - left_ms, 5)
-        filter (where inverted) as examples,
-    min(end_ns) filter (where inverted) as first_ns,
-    max(end_ns) filter (where inverted) as last_ns
-from flagged
-group by hop_kind, hop_name
-having count(*) filter (where inverted) > 0
-   and count(*) filter (where inverted) >= $budget_inversion_min_share * count(*)
+    c.hop_kind, c.hop_name, c.calls, c.inverted_calls, c.timeout_alone_exceeds, c.bad_tasks,
+    c.timeout_ms, c.attempts, c.worst_case_ms, c.left_ms, c.bound_by, c.median_left_ms,
+    e.examples, c.first_ns, c.last_ns
+from calls c
+left join examples e on e.hop_kind is not distinct from c.hop_kind
+                    and e.hop_name is not distinct from c.hop_name
+where c.inverted_calls > 0 and c.inverted_calls >= $budget_inversion_min_share * c.calls
 order by inverted_calls desc

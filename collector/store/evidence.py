@@ -1,0 +1,67 @@
+"""Per-minute findings evidence: its tables, and the writer's note of which minutes changed.
+
+The findings worker (queries/findings/evidence.py) stores each finding question's evidence per
+minute in `finding_evidence`. Evidence of a minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
+children, a task's spans are all one task's), so the writer records, in the transaction that
+changes them, the minutes from the first start to the last end of every task it re-materializes
+(`evidence_dirty`, inclusive minute bounds). The writer only ever inserts into that table and
+the worker only deletes rows it has seen, so the two never conflict. A minute no dirty range
+covers has its evidence stored (none, when it holds no spans). See docs/findings.md.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+MINUTE_NS = 60 * 10**9
+
+DDL = (
+    # question: the finding question; key: hop_kind/hop_name or task_type; n: additive numbers
+    # (each question's verdict knows which it sums and which it takes the max of); label: a
+    # text of the minute's headline unit; task_ids: distinct tasks (when the verdict counts
+    # them); vals: values a verdict takes a median of; examples: the minute's best five, with
+    # the rank the verdict merges them by.
+    "create table if not exists finding_evidence (question VARCHAR, minute_ns BIGINT, "
+    "hop_kind VARCHAR, hop_name VARCHAR, task_type VARCHAR, n MAP(VARCHAR, DOUBLE), "
+    "label VARCHAR, "
+    "task_ids VARCHAR[], vals MAP(VARCHAR, DOUBLE[]), "
+    "examples STRUCT(task_id VARCHAR, span_id VARCHAR, rank DOUBLE)[], "
+    "first_ns BIGINT, last_ns BIGINT)",
+    "create table if not exists evidence_dirty (lo_ns BIGINT, hi_ns BIGINT)",
+    # the questions (with the thresholds their evidence depends on) finding_evidence holds
+    "create table if not exists evidence_questions (question VARCHAR)",
+)
+
+#: Everything stored so far has no evidence yet: one dirty range over all of it.
+BACKFILL = (
+    "insert into evidence_dirty select min(start_ns) // 60000000000 * 60000000000, "
+    "max(end_ns) // 60000000000 * 60000000000 from span_store having count(*) > 0",
+)
+
+
+def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> list[tuple[int, int]]:
+    """Merge each task's minutes (its spans and its row: start to end) into disjoint runs.
+
+    `tasks` yields (span rows, task row) of the tasks a batch re-materialized. Returns
+    inclusive (first minute, last minute) pairs in unix ns, adjacent runs joined.
+    """
+    ranges = []
+    for spans, row in tasks:
+        times = [t for s in spans for t in (s.get("start_ns"), s.get("end_ns")) if t is not None]
+        times += [t for t in (row.get("start_ns"), row.get("end_ns")) if t is not None]
+        if times:
+            ranges.append((min(times) // MINUTE_NS, max(times) // MINUTE_NS))
+    runs: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if runs and lo <= runs[-1][1] + 1:
+            runs[-1][1] = max(runs[-1][1], hi)
+        else:
+            runs.append([lo, hi])
+    return [(lo * MINUTE_NS, hi * MINUTE_NS) for lo, hi in runs]
+
+
+def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> None:
+    """Record, in the caller's transaction, the minutes whose evidence these tasks changed."""
+    runs = changed_minutes(tasks)
+    if runs:
+        con.executemany("insert into evidence_dirty values (?, ?)", runs)

@@ -1,0 +1,237 @@
+"""Findings from per-minute evidence: each question as one evidence query and one verdict.
+
+A converted question (QUESTIONS) has an *evidence* query (queries/sql/<dialect>/
+_evidence_<question>.sql): for a time range [lo, hi) it returns, per minute and key (hop or task
+type), additive numbers only (counts, sums, maxima, first and last ends, a minute's best five
+examples with their rank, distinct task ids, values to take medians of). Its *verdict*
+(findings/<question>.sql) merges the evidence rows of a window, held in `temp.evidence_rows`,
+and applies the thresholds. Each unit of evidence (a logical call, a parent) belongs to the
+minute holding its end, and the evidence query of a range reads the rows within SLACK_NS around
+it, so evidence of minutes adds up to the evidence of the range, exactly.
+
+The worker (`EvidenceWorker`, a thread of `agentsla serve`) stores the evidence of the minutes
+the writer marked as changed (collector/store/evidence.py). A request (`plan`) takes stored
+evidence for the whole minutes that are clean and computes the rest from raw rows: the ragged
+edges, minutes changed since, minutes the worker has not reached yet. See docs/findings.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from agentsla.queries.findings.thresholds import DEFAULT_THRESHOLDS
+from agentsla.queries.rollup import MINUTE_NS, split
+from agentsla.queries.store import ReadStore, bound, question_sql
+from agentsla.queries.tasks import SPAN_SLACK_NS
+
+log = logging.getLogger(__name__)
+
+#: The questions answered from evidence (the others still read the window's raw rows).
+QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget_left",
+             "idle_gaps_between_children")
+
+#: How far around its minute a unit of evidence may reach: a logical call's attempts that
+#: ended up to this long before its last one are read (a longer retry sequence is judged on
+#: the attempts of its last 10 minutes).
+SLACK_NS = 10 * MINUTE_NS
+
+#: Minutes one worker round computes at most (newest first, so live minutes stay fresh).
+ROUND_MINUTES = 120
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where a window's evidence comes from: the clean whole minutes of [roll_lo, roll_hi)
+    from the stored evidence, the ranges `raw` (ragged edges, stale minutes) from raw rows."""
+
+    start_ns: int
+    end_ns: int
+    roll_lo: int
+    roll_hi: int
+    raw: tuple[tuple[int, int], ...]
+    #: the stored questions (with their thresholds): others take the raw path all through
+    ready: frozenset[str] = frozenset()
+
+
+def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> Plan:
+    """Split [start_ns, end_ns) into clean whole minutes and raw ranges (edges, stale minutes).
+
+    Run it in the snapshot the questions then run in (the detectors' transaction).
+    """
+    bounds = split(start_ns, end_ns, raw=not stored, hours=False)
+    lo, hi = bounds["roll_lo"], bounds["roll_hi"]
+    if lo >= hi:
+        return Plan(start_ns, end_ns, lo, hi, ((start_ns, end_ns),) if start_ns < end_ns else ())
+    stale = _runs(store.rows("findings/evidence_plan", bounds))
+    raw = [(start_ns, lo)] + [(max(a, lo), min(b, hi)) for a, b in stale] + [(hi, end_ns)]
+    ready = frozenset(r["question"] for r in store.rows("findings/evidence_questions"))
+    return Plan(start_ns, end_ns, lo, hi, tuple(_merged(raw)), ready)
+
+
+def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) -> str:
+    """Name a question's stored evidence: the question, and the thresholds its evidence
+    query depends on (when it does), so evidence of other thresholds is never mixed in."""
+    sql = question_sql(getattr(store, "dialect", "duckdb"), "findings/evidence_raw",
+                       {"evidence": f"evidence_{question}"})
+    used = bound(sql, {k: thresholds[k] for k in DEFAULT_THRESHOLDS if k in thresholds})
+    if not used:
+        return question
+    digest = hashlib.sha1(repr(sorted(used.items())).encode()).hexdigest()[:12]
+    return f"{question}@{digest}"
+
+
+def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict]:
+    """Answer a converted question over the window of `params["evidence_plan"]`."""
+    where: Plan = params["evidence_plan"]
+    stored_as = question_id(store, question, params)
+    raw = where.raw
+    store.rows("findings/evidence_reset")
+    if stored_as not in where.ready:
+        raw = ((where.start_ns, where.end_ns),)
+    elif where.roll_lo < where.roll_hi:
+        store.rows("findings/evidence_stored", {"question": stored_as, "roll_lo": where.roll_lo,
+                                                "roll_hi": where.roll_hi})
+    for lo, hi in raw:
+        store.rows("findings/evidence_raw", _range(params, lo, hi),
+                   evidence=f"evidence_{question}")
+    return store.rows(f"findings/{question}", params)
+
+
+def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
+    # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
+    # reach_ns: where the parents, roots and tasks of its spans may start
+    return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
+            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS}
+
+
+def refresh(store: ReadStore, thresholds: Mapping[str, Any],
+            budget_minutes: int = ROUND_MINUTES) -> tuple[int, int]:
+    """Store the evidence of (up to `budget_minutes`) dirty minutes; return how many, and how
+    many it left dirty.
+
+    One transaction: the dirty ranges it saw are replaced by those it left, so ranges the
+    writer adds meanwhile (outside its snapshot) stay dirty for the next round.
+    """
+    store.rows("findings/evidence_begin")
+    try:
+        ids = {q: question_id(store, q, thresholds) for q in QUESTIONS}
+        _register(store, sorted(ids.values()))
+        runs = _runs(store.rows("findings/evidence_dirty"))
+        done, left = _take_newest(runs, budget_minutes)
+        for lo, hi in done:
+            store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi})
+            for question in QUESTIONS:
+                store.rows("findings/evidence_store",
+                           {**_range(thresholds, lo, hi), "question": ids[question]},
+                           evidence=f"evidence_{question}")
+        if done:
+            store.rows("findings/evidence_undirty")
+            for lo, hi in left:
+                store.rows("findings/evidence_redirty", {"lo_ns": lo, "hi_ns": hi - MINUTE_NS})
+        store.rows("findings/evidence_commit")
+    except BaseException:
+        store.rows("findings/evidence_rollback")
+        raise
+    return _minutes(done), _minutes(left)
+
+
+def _minutes(runs: list[tuple[int, int]]) -> int:
+    return sum((hi - lo) // MINUTE_NS for lo, hi in runs)
+
+
+def _register(store: ReadStore, wanted: list[str]) -> None:
+    """When the questions to store changed (a new one, other thresholds), forget the others'
+    evidence and compute every minute again."""
+    if sorted(r["question"] for r in store.rows("findings/evidence_questions")) == wanted:
+        return
+    store.rows("findings/evidence_forget", {"questions": wanted})
+    store.rows("findings/evidence_unregister")
+    store.rows("findings/evidence_register", {"questions": wanted})
+    store.rows("findings/evidence_dirty_all")
+
+
+def _runs(rows: list[dict]) -> list[tuple[int, int]]:
+    """Dirty rows (inclusive minute bounds) as disjoint half-open runs, oldest first."""
+    return _merged([(r["lo_ns"], r["hi_ns"] + MINUTE_NS) for r in rows])
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Join overlapping or touching half-open ranges (empty ones dropped), in order."""
+    runs: list[tuple[int, int]] = []
+    for lo, hi in sorted(r for r in ranges if r[0] < r[1]):
+        if runs and lo <= runs[-1][1]:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], hi))
+        else:
+            runs.append((lo, hi))
+    return runs
+
+
+def _take_newest(runs: list[tuple[int, int]], budget: int
+                 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Split runs into those done this round (newest minutes first, `budget` in all) and left."""
+    done: list[tuple[int, int]] = []
+    left: list[tuple[int, int]] = []
+    for lo, hi in reversed(runs):
+        take = min((hi - lo) // MINUTE_NS, budget)
+        budget -= take
+        if take:
+            done.append((hi - take * MINUTE_NS, hi))
+        if hi - take * MINUTE_NS > lo:
+            left.append((lo, hi - take * MINUTE_NS))
+    return done, left
+
+
+class EvidenceWorker:
+    """Keeps the stored evidence current: a refresh round, then a pause of `interval` s."""
+
+    def __init__(self, stores: Callable[[], ReadStore], thresholds: Mapping[str, Any],
+                 interval: float) -> None:
+        self._stores = stores
+        self._thresholds = dict(thresholds)
+        self._interval = interval
+        self._stop = threading.Event()
+        self._store: ReadStore | None = None
+        self.rounds = 0  # rounds that stored some minutes
+        self.minutes = 0  # minutes stored in all
+        self.pending: int | None = None  # dirty minutes the last round left (None: no round yet)
+        self._thread = threading.Thread(target=self._run, name="agentsla-evidence", daemon=True)
+
+    def start(self) -> None:
+        """Start the thread (nothing when the interval is 0)."""
+        if self._interval > 0:
+            self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the running round (interrupted), and wait for the thread."""
+        self._stop.set()
+        if self._store is not None:
+            self._store.interrupt()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def health(self) -> dict[str, Any]:
+        """The worker's counters for /api/v1/health."""
+        return {"running": self._thread.is_alive(), "rounds": self.rounds,
+                "minutes_stored": self.minutes, "minutes_pending": self.pending}
+
+    def _run(self) -> None:
+        self._store = self._stores()
+        try:
+            while not self._stop.is_set():
+                try:
+                    done, self.pending = refresh(self._store, self._thresholds)
+                    self.rounds, self.minutes = self.rounds + bool(done), self.minutes + done
+                    more = self.pending > 0
+                except Exception as exc:  # the minutes stay dirty: requests read them raw
+                    if self._stop.is_set():
+                        break
+                    log.error("findings evidence round failed (retrying): %s", exc)
+                    more = False
+                if not more:
+                    self._stop.wait(self._interval)
+        finally:
+            self._store.close()

@@ -1,0 +1,48 @@
+-- snippet: evidence of findings/idle_gaps_between_children for the idle parents that ended
+-- in [$lo_ns, $hi_ns), per minute of that end and hop (their children read whole; parents
+-- read from [$start_ns, $end_ns)). Which gaps, polls and parents count depends on thresholds
+-- (the stored evidence is named with them: queries.findings.evidence.question_id).
+with {{poll_loops}},
+children as (
+    select
+        c.trace_id, c.parent_span_id, c.span_id, c.hop_name, c.start_ns,
+        coalesce(c.attempt, c.retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
+        max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
+                            rows between unbounded preceding and 1 preceding) as prev_end_ns
+    from spans c
+    semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+),
+gaps as (
+    select *, (start_ns - prev_end_ns) / 1e6 as gap_ms
+    from children
+    where (start_ns - prev_end_ns) / 1e6 >= $wait_min_gap_ms
+      -- the wait before a retry is backoff, judged by retry_amplification
+      and attempt = 0
+),
+per_parent as (
+    select trace_id, parent_span_id, count(*) as gaps, sum(gap_ms) as idle_ms,
+           avg(gap_ms) as mean_gap_ms
+    from gaps
+    group by trace_id, parent_span_id
+),
+idle_parents as (
+    select p.*, g.gaps, g.idle_ms, g.mean_gap_ms, g.idle_ms / nullif(p.duration_ms, 0) as idle_share
+    from poll_parents p
+    join per_parent g on g.trace_id = p.trace_id and g.parent_span_id = p.span_id
+    -- a parent that polls waits by design: the polling question reports it
+    anti join poll_loops l on l.trace_id = p.trace_id and l.parent_span_id = p.span_id
+    where p.end_ns >= $lo_ns and p.end_ns < $hi_ns
+)
+select
+    end_ns // 60000000000 * 60000000000 as minute_ns,
+    hop_kind, hop_name,
+    map {'parents': count(*), 'idle_ms': sum(idle_ms)}::MAP(VARCHAR, DOUBLE) as n,
+    map {'mean_gap_ms': list(mean_gap_ms), 'gaps': list(gaps),
+         'idle_share': list(idle_share)}::MAP(VARCHAR, DOUBLE[]) as vals,
+    arg_max({'task_id': task_id, 'span_id': span_id, 'rank': idle_ms},
+            {'r': idle_ms, 't': task_id, 's': span_id}, 5) as examples,
+    min(end_ns) as first_ns,
+    max(end_ns) as last_ns
+from idle_parents
+where idle_share >= $wait_idle_share and idle_ms >= $wait_min_idle_ms
+group by all

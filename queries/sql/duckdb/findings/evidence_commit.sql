@@ -1,0 +1,2 @@
+-- queries.findings.evidence: end the snapshot (or store the worker round)
+commit

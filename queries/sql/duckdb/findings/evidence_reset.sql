@@ -1,0 +1,3 @@
+-- queries.findings.evidence.ask: an empty temp.evidence_rows for the next question's evidence
+create or replace temp table evidence_rows as
+select * exclude (question) from main.finding_evidence limit 0

@@ -1,0 +1,8 @@
+-- queries.findings.evidence.ask: the question's stored evidence of the clean minutes of
+-- [$roll_lo, $roll_hi) (in the snapshot evidence_plan read)
+insert into temp.evidence_rows by name
+select * exclude (question)
+from main.finding_evidence e
+where question = $question
+  and minute_ns >= $roll_lo and minute_ns < $roll_hi
+  and not exists (select 1 from evidence_dirty d where e.minute_ns between d.lo_ns and d.hi_ns)

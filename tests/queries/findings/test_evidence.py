@@ -1,0 +1,257 @@
+"""Findings from stored per-minute evidence equal the findings from raw spans (issue #15).
+
+The store holds every detector shape of test_detectors.py, each in an hour of its own; the
+evidence worker's rounds (queries.findings.evidence.refresh) store their minutes' evidence, and
+then every window, aligned or not, must give the raw path's findings exactly: types, rules,
+hops, evidence numbers, examples. A span arriving later makes its task's minutes dirty until the
+next round, and the answer stays exact meanwhile.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import duckdb
+import pytest
+from serverproc import ServerProcess
+from shapes import Trace
+from spanfactory import BASE_NS, make_span
+from test_detectors import CASES, EVERYTHING, SLOT_NS, _tagged
+
+from agentsla.collector.store.database import open_store
+from agentsla.collector.store.schema import migrate
+from agentsla.collector.store.writer import TaskWriter
+from agentsla.config import load_config
+from agentsla.queries.engines.duckdb import DuckDBStore
+from agentsla.queries.findings import _detect, evidence, resolve_thresholds
+from agentsla.simulator.runner import run
+
+TH = resolve_thresholds({})
+NS = 10**9
+MINUTE_NS = 60 * NS
+
+
+def _store(rows: list[dict]) -> tuple[duckdb.DuckDBPyConnection, TaskWriter, DuckDBStore]:
+    con = duckdb.connect(config={"threads": "1"})
+    migrate(con)
+    writer = TaskWriter(con, load_config(environ={}).tasks)
+    writer.write([dict(r) for r in rows], now_ns=max(r["end_ns"] for r in rows) + 1)
+    return con, writer, DuckDBStore(con.cursor())
+
+
+def _refresh_all(store: DuckDBStore, thresholds=TH) -> int:
+    """Worker rounds until no minute is dirty; return the minutes stored."""
+    done = 0
+    while (minutes := evidence.refresh(store, thresholds)[0]):
+        done += minutes
+    return done
+
+
+def _both(store: DuckDBStore, start_ns: int, end_ns: int,
+          kind: str | None = None) -> tuple[list[dict], list[dict]]:
+    return (_detect(store, start_ns, end_ns, kind, TH, stored=False),
+            _detect(store, start_ns, end_ns, kind, TH, stored=True))
+
+
+def _stored_ns(store: DuckDBStore, start_ns: int, end_ns: int) -> int:
+    """How much of the window the stored path takes from the stored evidence."""
+    store.rows("findings/evidence_begin")
+    try:
+        where = evidence.plan(store, start_ns, end_ns)
+    finally:
+        store.rows("findings/evidence_commit")
+    return end_ns - start_ns - sum(b - a for a, b in where.raw)
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    rows = [r for i, (shape, _) in enumerate(CASES) for r in _tagged(shape(), i)]
+    con, writer, store = _store(rows)
+    yield con, store
+    con.close()
+
+
+def test_worker_rounds_store_every_minute_with_spans(shapes):
+    con, store = shapes
+    assert _refresh_all(store) > 0
+    assert con.execute("select count(*) from evidence_dirty").fetchone() == (0,)
+    questions = {q.split("@")[0] for (q,) in con.execute(
+        "select distinct question from finding_evidence").fetchall()}
+    assert questions == set(evidence.QUESTIONS)
+
+
+@pytest.mark.parametrize("offset_s,length_s", [
+    (0, None),                # everything
+    (0, 3600),                # aligned hours
+    (37.5, 3600 * 5 + 13.25),  # ragged edges
+    (3600 * 9 + 59.9, 600.2),
+])
+def test_stored_evidence_gives_the_raw_findings(shapes, offset_s, length_s):
+    con, store = shapes
+    _refresh_all(store)
+    if length_s is None:
+        start, end = EVERYTHING
+    else:
+        start = BASE_NS + int(offset_s * 1e9)
+        end = start + int(length_s * 1e9)
+    raw, stored = _both(store, start, end)
+    assert stored == raw
+    # the stored path read every whole minute from the stored evidence
+    assert _stored_ns(store, start, end) == (end // MINUTE_NS - -(-start // MINUTE_NS)) * MINUTE_NS
+
+
+def test_each_shape_hour_alone_gives_the_raw_findings(shapes):
+    # the types with converted rules (the others read raw rows both ways)
+    con, store = shapes
+    _refresh_all(store)
+    for i, (_, expected) in enumerate(CASES):
+        start = BASE_NS + i * SLOT_NS - 30 * 10**9
+        raw, stored = _both(store, start, start + SLOT_NS, "retry_amplification")
+        assert stored == raw, CASES[i][0].__name__
+
+
+def test_other_thresholds_than_the_stored_evidence_s_read_raw_rows(shapes):
+    # Idle gaps' evidence depends on wait_min_idle_ms: asked with another value, the stored
+    # evidence (of the default) is not used, and the answer is that of the raw rows.
+    con, store = shapes
+    _refresh_all(store)
+    other = resolve_thresholds({"wait_min_idle_ms": 3_600_000})  # no parent is that idle
+    raw = _detect(store, *EVERYTHING, "wait_amplification", other, stored=False)
+    assert _detect(store, *EVERYTHING, "wait_amplification", other, stored=True) == raw
+    assert raw != _detect(store, *EVERYTHING, "wait_amplification", TH, stored=True)
+    # a worker with the other thresholds stores their evidence instead, for every minute
+    assert _refresh_all(store, other) > 0
+    assert _detect(store, *EVERYTHING, "wait_amplification", other, stored=True) == raw
+    _refresh_all(store)  # back to the defaults for the module's other tests
+
+
+def _timed_out_call(at_ms: float, attempts: int) -> Trace:
+    t = Trace(at_ms=at_ms, root_end_ms=100_000)
+    for attempt in range(attempts):
+        t.child(t.root, "tool", "search", 1_000 + attempt * 31_000, 31_000 + attempt * 31_000,
+                hop_timeout_ms=30_000, retry_attempt=attempt, retry_max=3,
+                **({"error_type": "timeout", "status_code": "error"} if attempt < attempts - 1
+                   else {}))
+    return t
+
+
+def test_a_late_attempt_is_found_before_and_after_the_next_round():
+    # Five calls retried once after a timeout, 2 minutes apart; then the third attempt of the
+    # first call arrives, after its evidence was stored: its minute (the call's end moves by
+    # 31 s) is dirty and read raw until the next round stores it again.
+    traces = [_timed_out_call(i * 120_000, 2) for i in range(5)]
+    con, writer, store = _store([r for t in traces for r in t.rows])
+    _refresh_all(store)
+    start, end = BASE_NS - MINUTE_NS, BASE_NS + 20 * MINUTE_NS
+    before = _detect(store, start, end, "retry_amplification", TH)
+    assert [(f["rule"], f["evidence"]["retried_timeouts"]) for f in before] == [
+        ("retried_timeouts", 5)]
+    late = _timed_out_call(0, 3)
+    first = traces[0]
+    third = {**late.rows[-1], "trace_id": first.trace_id,
+             "parent_span_id": first.root["span_id"], "span_id": "f" * 16}
+    # the second attempt now timed out too: the late third attempt follows it
+    writer.write([third], now_ns=third["end_ns"] + 1)
+    assert con.execute("select count(*) from evidence_dirty").fetchone()[0] > 0
+    raw, stored = _both(store, start, end)
+    assert stored == raw
+    _refresh_all(store)
+    assert _both(store, start, end)[1] == raw
+    con.close()
+
+
+def _retry_traffic(rng: random.Random, tasks: int) -> list[dict]:
+    """Tasks over ~20 minutes whose calls retry (timeouts, 429s), numbered or not, some
+    declaring a task id, some losing their root; calls of up to 3 minutes straddle minutes."""
+    spans = []
+    for n in range(tasks):
+        trace = f"{n:032x}"
+        t0 = rng.uniform(0, 1200_000)  # ms after BASE_NS
+        root = make_span(trace_id=trace, span_id=f"{n:08x}00000001", hop_kind="gateway",
+                         start_ms=t0, end_ms=t0 + rng.uniform(1000, 200_000),
+                         task_type=rng.choice(("chat", "search")))
+        root["task_id"] = f"task-{n}" if rng.random() < 0.5 else None
+        if rng.random() < 0.9:  # the others' roots never arrive: declared lost
+            spans.append(root)
+        for call in range(rng.randint(1, 3)):
+            start, numbered = t0 + call * 70_000 + rng.uniform(0, 5000), rng.random() < 0.6
+            hop = rng.choice((("model", "gpt-4o"), ("tool", "search")))
+            attempts = rng.choice((1, 1, 2, 3))
+            for attempt in range(attempts):
+                end = start + rng.uniform(100, 60_000)
+                error = (rng.choice(("timeout", "rate_limited")) if attempt < attempts - 1
+                         else rng.choice(("timeout", None, None)))
+                spans.append(make_span(
+                    trace_id=trace, span_id=f"{n:08x}{call:04x}{attempt:04x}", parent=root,
+                    hop_kind=hop[0], hop_name=hop[1], start_ms=start, end_ms=end,
+                    hop_timeout_ms=30_000.0, retry_attempt=attempt if numbered else None,
+                    error_type=error, status_code="error" if error else "unset"))
+                start = end + rng.uniform(0, 2000)
+    return spans
+
+
+def test_out_of_order_traffic_with_rounds_between_batches(tmp_path: Path):
+    # Late spans, roots after children, lost tasks found again, traces moving to their declared
+    # task: after every few batches a worker round stores only some dirty minutes; the stored
+    # path must give the raw path's findings at every point.
+    rng = random.Random(15)
+    con = open_store(tmp_path / "db.duckdb")
+    try:
+        writer = TaskWriter(con, replace(load_config().tasks, default_budget=60.0, lost_grace=30.0))
+        store = DuckDBStore(con.cursor())
+        spans = _retry_traffic(rng, 300)
+        rng.shuffle(spans)
+        now = BASE_NS
+        windows = [(BASE_NS - 600 * NS, BASE_NS + 7200 * NS), (BASE_NS + 7 * NS, BASE_NS + 1000 * NS),
+                   (BASE_NS + 40 * NS, BASE_NS + 340 * NS)]
+        for n, first in enumerate(range(0, len(spans), 37)):
+            now += 20 * NS
+            writer.write(spans[first:first + 37], now_ns=now)
+            if n % 3 == 0:
+                writer.sweep_lost(now_ns=now)
+            evidence.refresh(store, TH, budget_minutes=4)  # leaves minutes dirty
+            for start, end in windows[n % 3:n % 3 + 1]:  # the types with converted rules (the others: raw)
+                raw, stored = _both(store, start, end, "retry_amplification")
+                assert stored == raw, (n, start, end)
+        assert _refresh_all(store) > 0
+        for start, end in windows:
+            raw, stored = _both(store, start, end)
+            assert stored == raw and _stored_ns(store, start, end) > 0
+        kinds = {f["rule"] for f in raw}
+        assert {"attempts_per_call", "retried_timeouts"} <= kinds  # the traffic exercises both
+    finally:
+        con.close()
+
+
+def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
+    # The worker thread of `agentsla serve` stores the evidence of what arrives; after the
+    # server stopped, the stored path gives the raw path's findings over the file it left.
+    server = ServerProcess(tmp_path / "data", env={"AGENTSLA_EVIDENCE_INTERVAL": "0.2"}).start()
+    try:
+        began = time.time_ns()
+        for seed, scenario in enumerate(("baseline", "rate_limit_storm", "model_long_tail")):
+            run(scenario, seed=seed, tasks=30, endpoint=server.otlp_url, speed=0)
+        deadline = time.monotonic() + 60
+        while server.api("/api/v1/health").json()["evidence"]["minutes_stored"] == 0:
+            assert time.monotonic() < deadline, "the evidence worker stored nothing"
+            time.sleep(0.2)
+    finally:
+        assert server.stop() == 0
+    con = open_store(tmp_path / "data" / "agentsla.duckdb")
+    try:
+        # what the worker stored before the server stopped
+        stored = {q.split("@")[0] for (q,) in con.execute(
+            "select distinct question from finding_evidence").fetchall()}
+        assert stored and stored <= set(evidence.QUESTIONS)
+        store = DuckDBStore(con.cursor())
+        _refresh_all(store)
+        end = time.time_ns() + 3600 * NS
+        for start, stop in ((began - 600 * NS, end), (began + 7 * NS, end - 3590 * NS)):
+            raw, stored = _both(store, start, stop)
+            assert stored == raw
+        assert raw  # the scenarios raise findings
+    finally:
+        con.close()
