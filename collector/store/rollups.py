@@ -322,7 +322,8 @@ def insert(con: duckdb.DuckDBPyConnection, table: str, rollup_rows: pa.Table) ->
 
 def signed_rows(rows: pa.Table, source: str, sign: int) -> pa.Table:
     """Return the columns of task or span rows the contributions read, with their sign."""
-    schema = _schema(source)
+    # rows of an older schema lack the columns of later rollups (a migration fills only earlier ones)
+    schema = pa.schema([f for f in _schema(source) if f.name in rows.column_names])
     chosen = rows.select(schema.names).cast(schema)
     return chosen.append_column("sign", pa.array([sign] * rows.num_rows, pa.int64()))
 
@@ -387,7 +388,10 @@ def fill_minutes(con: duckdb.DuckDBPyConnection, selected: tuple[Rollup, ...] = 
         if lo is None or not rollups:
             continue
         chunks = range(lo, hi + 1, chunk_ns)
-        columns = ", ".join(_schema(source).names)
+        present = {name for (name,) in con.execute(
+            "select column_name from information_schema.columns where table_name = ?",
+            [table]).fetchall()}
+        columns = ", ".join(c for c in _schema(source).names if c in present)
         for n, first in enumerate(chunks, 1):
             rows = signed_rows(con.sql(f"select {columns} from {table} where start_ns >= {first} "
                                        f"and start_ns < {first + chunk_ns}").to_arrow_table(),

@@ -234,6 +234,14 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+def run_step(con, step: str | Callable) -> None:
+    """Run one migration step: a statement, or a function of the connection."""
+    if callable(step):
+        step(con)
+    else:
+        con.execute(step)
+
+
 def migrate(con) -> int:
     """Bring a DuckDB connection's schema to SCHEMA_VERSION; return the version it was at."""
     con.execute("create table if not exists schema_version (version INTEGER)")
@@ -246,10 +254,7 @@ def migrate(con) -> int:
         con.execute("begin transaction")
         try:
             for step in MIGRATIONS[version - 1]:
-                if callable(step):
-                    step(con)
-                else:
-                    con.execute(step)
+                run_step(con, step)
             con.execute("insert into schema_version values (?)", [version])
             con.execute("commit")
         except BaseException:
