@@ -316,8 +316,11 @@ def pending_rows(rollup: Rollup, minutes: pa.Table) -> pa.Table:
 
 def insert(con: duckdb.DuckDBPyConnection, table: str, rollup_rows: pa.Table) -> None:
     """Append Arrow rows to a table, matching columns by name."""
-    # rollup_rows is read by DuckDB's replacement scan (no register/unregister round trips)
-    con.execute(f"insert into {table} by name select * from rollup_rows")
+    con.register("rollup_rows", rollup_rows)
+    try:
+        con.execute(f"insert into {table} by name select * from rollup_rows")
+    finally:
+        con.unregister("rollup_rows")
 
 
 def signed_rows(rows: pa.Table, source: str, sign: int) -> pa.Table:
