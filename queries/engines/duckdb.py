@@ -50,9 +50,15 @@ class DuckDBStore:
         try:
             yield
         except duckdb.OutOfMemoryException:
-            limit = self._con.execute("select current_setting('memory_limit')").fetchone()[0]
-            raise RetryableError(f"{question!r} needs more memory than memory_limit ({limit}) "
+            raise RetryableError(f"{question!r} needs more memory than memory_limit ({self._memory_limit()}) "
                                  "allows: ask a shorter window or raise memory_limit") from None
+
+    def _memory_limit(self) -> str:
+        # the question's transaction may be aborted by the error: then no query runs in it
+        try:
+            return self._con.execute("select current_setting('memory_limit')").fetchone()[0]
+        except duckdb.Error:
+            return "as configured"
 
     def interrupt(self) -> None:
         """Interrupt the running query, which then raises duckdb.InterruptException."""
