@@ -39,7 +39,7 @@ def retry_storms(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, storm_minutes, peak_retries_per_minute, peak_retry_share,
     retries, examples, first_ns, last_ns.
     """
-    return store.rows("findings/retry_storms", params)
+    return evidence.ask(store, "retry_storms", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

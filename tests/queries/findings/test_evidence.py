@@ -255,3 +255,22 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
         assert raw  # the scenarios raise findings
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("kind,rule", [
+    ("retry_amplification", "retry_storm"),
+])
+def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes, kind, rule):
+    # every shape's hour, its edges ragged, of the rule's type: the shape raising the rule
+    # raises it the same from stored evidence, and the others raise what the raw path does
+    con, store = shapes
+    _refresh_all(store)
+    raised = []
+    for i, _ in enumerate(CASES):
+        start = BASE_NS + i * SLOT_NS - 30 * NS
+        raw, stored = _both(store, start, start + SLOT_NS, kind)
+        assert stored == raw, CASES[i][0].__name__
+        raised += [CASES[i][0].__name__ for f in stored if f["rule"] == rule]
+        assert _stored_ns(store, start, start + SLOT_NS) == SLOT_NS - MINUTE_NS
+    assert raised == [name for name, expected in ((c[0].__name__, c[1]) for c in CASES)
+                      if (kind, rule) in expected]
