@@ -9,6 +9,7 @@ call, when a marking span that is the backup's own call failed, else any marking
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -25,7 +26,7 @@ def failing_failovers(store: ReadStore, params) -> list[dict]:
     failure_type (most common), primary_hop (most common fallback_from), examples, first_ns,
     last_ns.
     """
-    return store.rows("findings/failing_failovers", params)
+    return evidence.ask(store, "failing_failovers", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:
