@@ -6,6 +6,7 @@ Queue waits are the durations of `queue` hop spans. Rejections are tasks whose o
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -20,7 +21,7 @@ def rising_queue_waits(store: ReadStore, params) -> list[dict]:
     (median budget of the last quarter's tasks), early_waits,
     examples, first_ns, last_ns.
     """
-    return store.rows("findings/rising_queue_waits", params)
+    return evidence.ask(store, "rising_queue_waits", params)
 
 
 def rejections(store: ReadStore, params) -> list[dict]:

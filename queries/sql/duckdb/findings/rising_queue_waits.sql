@@ -1,11 +1,14 @@
 -- queries.findings.saturation.rising_queue_waits: which queues' p90 wait rose from the first to the last quarter of their evidence?
+-- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_rising_queue_waits.sql:
+-- every wait of the window, its duration the rank of its example)
 with waits as (
-    select s.task_id, s.span_id, s.hop_kind, s.hop_name, s.duration_ms, s.end_ns,
-           t.budget_total_ms
-    from spans s
-    left join tasks t on t.task_id = s.task_id
-    where s.end_ns >= $start_ns and s.end_ns < $end_ns
-      and s.hop_kind = 'queue'
+    select hop_kind, hop_name, w.task_id, w.span_id, w.rank as duration_ms,
+           minute_ns + end_offset::BIGINT as end_ns, budget_total_ms
+    from (
+        select hop_kind, hop_name, minute_ns, unnest(examples) as w,
+               unnest(vals['end_ns']) as end_offset, unnest(vals['budget_ms']) as budget_total_ms
+        from temp.evidence_rows
+    )
 ),
 spread as (
     select hop_kind, hop_name, min(end_ns) as lo_ns, max(end_ns) as hi_ns
@@ -31,8 +34,8 @@ compared as (
         max(duration_ms) as max_wait_ms,
         median(budget_total_ms) filter (where late) as late_budget_ms,
         count(*) filter (where early) as early_waits,
-        arg_max({'task_id': task_id, 'span_id': span_id}, duration_ms, 5)
-            filter (where late) as examples,
+        arg_max({'task_id': task_id, 'span_id': span_id},
+                {'r': duration_ms, 't': task_id, 's': span_id}, 5) filter (where late) as examples,
         min(end_ns) as first_ns,
         max(end_ns) as last_ns
     from quarters
