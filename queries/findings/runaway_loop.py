@@ -6,6 +6,7 @@ step); an agent that calls no model directly counts its logical child calls of a
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import hop_label, make_finding
 from agentsla.queries.store import ReadStore
 
@@ -18,7 +19,7 @@ def steps_beyond_limit(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, runs_over_limit, loop_limit, median_steps, max_steps,
     examples, first_ns, last_ns.
     """
-    return store.rows("findings/steps_beyond_limit", params)
+    return evidence.ask(store, "steps_beyond_limit", params)
 
 
 def loop_limit_errors(store: ReadStore, params) -> list[dict]:
