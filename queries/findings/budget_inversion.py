@@ -39,7 +39,7 @@ def children_exceeding_parent_timeout(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, parents, parent_timeout_ms, median_children_worst_ms,
     max_children_worst_ms, median_child_calls, parents_timed_out, examples, first_ns, last_ns.
     """
-    return store.rows("findings/children_exceeding_parent_timeout", params)
+    return evidence.ask(store, "children_exceeding_parent_timeout", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

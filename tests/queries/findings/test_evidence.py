@@ -262,6 +262,7 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
     ("false_failover", "backup_failed"),
     ("saturation", "rising_queue_wait"),
     ("runaway_loop", "steps_beyond_limit"),
+    ("budget_inversion", "children_exceed_parent_timeout"),
 ])
 def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes, kind, rule):
     # every shape's hour, its edges ragged, of the rule's type: the shape raising the rule
