@@ -1,6 +1,7 @@
 -- snippet: evidence of findings/children_exceeding_parent_timeout for the parents with a
 -- timeout that ended in [$lo_ns, $hi_ns) and whose sequential children's worst cases sum past
--- it, per minute of that end and hop (their children read whole)
+-- it, per minute of that end and hop (their children read among the spans that started from
+-- $reach_ns: a task's spans start within 30 min of it)
 with parents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, hop_timeout_ms, is_error, error_type,
            end_ns
@@ -17,7 +18,8 @@ child_calls as (
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
     from spans c
     semi join parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    where coalesce(c.attempt, c.retry_attempt, 0) = 0 and c.hop_timeout_ms > 0
+    where c.start_ns >= $reach_ns and c.start_ns < $end_ns
+      and coalesce(c.attempt, c.retry_attempt, 0) = 0 and c.hop_timeout_ms > 0
 ),
 sums as (
     select

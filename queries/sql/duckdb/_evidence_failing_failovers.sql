@@ -1,7 +1,8 @@
 -- snippet: evidence of findings/failing_failovers for the failovers whose last marking span
 -- ended in [$lo_ns, $hi_ns), per minute of that end and backup (marking spans read from
--- [$start_ns, $end_ns); the backup's own calls from the failover's start to $end_ns). The most
--- common failure type and primary hop are tallied per value (`failure_type=...`, `primary=...`).
+-- [$start_ns, $end_ns); the backup's own calls from the failover's start, and from $reach_ns,
+-- to $end_ns). The most common failure type and primary hop are tallied per value
+-- (`failure_type=...`, `primary=...`).
 with marked as (
     -- spans marking a failover to a backup (the backup's own call, or the caller serving it)
     select
@@ -40,7 +41,7 @@ backup_calls as (
         max(b.hop_kind) as backup_kind
     from failovers f
     join spans b on b.trace_id = f.trace_id and b.hop_name = f.backup and b.start_ns >= f.start_ns
-    where b.start_ns < $end_ns
+    where b.start_ns >= $reach_ns and b.start_ns < $end_ns
     group by f.trace_id, f.backup
 ),
 judged as (

@@ -1,5 +1,6 @@
 -- snippet: evidence of findings/steps_beyond_limit for the agent runs over their loop limit
--- that ended in [$lo_ns, $hi_ns), per minute of that end and hop (their children read whole)
+-- that ended in [$lo_ns, $hi_ns), per minute of that end and hop (their children read among
+-- the spans that started from $reach_ns: a task's spans start within 30 min of it)
 with agents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, loop_limit, end_ns
     from spans
@@ -13,7 +14,8 @@ steps as (
         count(*) as calls
     from spans c
     semi join agents a on a.trace_id = c.trace_id and a.span_id = c.parent_span_id
-    where coalesce(c.attempt, c.retry_attempt, 0) = 0  -- retry_attempt: not materialized yet
+    where c.start_ns >= $reach_ns and c.start_ns < $end_ns
+      and coalesce(c.attempt, c.retry_attempt, 0) = 0  -- retry_attempt: not materialized yet
     group by c.trace_id, c.parent_span_id
 ),
 counted as (
