@@ -27,7 +27,7 @@ def loop_limit_errors(store: ReadStore, params) -> list[dict]:
 
     Columns: hop_kind, hop_name, loop_limit_errors, tasks, loop_limit, examples, first_ns, last_ns.
     """
-    return store.rows("findings/loop_limit_errors", params)
+    return evidence.ask(store, "loop_limit_errors", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

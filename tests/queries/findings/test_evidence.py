@@ -278,3 +278,17 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
         assert _stored_ns(store, start, start + SLOT_NS) == SLOT_NS - MINUTE_NS
     assert raised == [name for name, expected in ((c[0].__name__, c[1]) for c in CASES)
                       if (kind, rule) in expected]
+
+
+#: The detector types of the questions converted after the first four, each checked alone.
+CONVERTED_TYPES = ("runaway_loop",)
+
+
+@pytest.mark.parametrize("kind", CONVERTED_TYPES)
+def test_each_shape_hour_alone_gives_the_raw_findings_of(shapes, kind):
+    con, store = shapes
+    _refresh_all(store)
+    for i, (_, expected) in enumerate(CASES):
+        start = BASE_NS + i * SLOT_NS - 30 * 10**9
+        raw, stored = _both(store, start, start + SLOT_NS, kind)
+        assert stored == raw, CASES[i][0].__name__
