@@ -6,6 +6,7 @@ is judged.
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -18,7 +19,7 @@ def slow_first_tokens(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, streamed_calls, stalled_calls, stalled_share, ttft_p50_ms,
     ttft_p95_ms, ttft_max_ms, stalled_then_timed_out, examples, first_ns, last_ns.
     """
-    return store.rows("findings/slow_first_tokens", params)
+    return evidence.ask(store, "slow_first_tokens", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:
