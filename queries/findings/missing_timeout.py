@@ -6,6 +6,7 @@ Calls still hanging are invisible until they end; the ones that did end long sho
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding
 from agentsla.queries.store import ReadStore
 
@@ -18,7 +19,7 @@ def long_calls_without_timeout(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, max_ms, long_calls, calls, p50_ms, median_long_ms, bad_tasks
     (tasks among them that failed, ran out of budget or were lost), examples, first_ns, last_ns.
     """
-    return store.rows("findings/long_calls_without_timeout", params)
+    return evidence.ask(store, "long_calls_without_timeout", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

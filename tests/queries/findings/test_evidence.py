@@ -281,7 +281,7 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
 
 
 #: The detector types of the questions converted after the first four, each checked alone.
-CONVERTED_TYPES = ("runaway_loop", "saturation", "stream_stall")
+CONVERTED_TYPES = ("runaway_loop", "saturation", "stream_stall", "missing_timeout")
 
 
 @pytest.mark.parametrize("kind", CONVERTED_TYPES)
@@ -292,3 +292,94 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of(shapes, kind):
         start = BASE_NS + i * SLOT_NS - 30 * 10**9
         raw, stored = _both(store, start, start + SLOT_NS, kind)
         assert stored == raw, CASES[i][0].__name__
+
+
+def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
+    """Tasks over ~20 minutes raising the later converted rules: rejected roots, calls without
+    a timeout (mostly brief, some long for their hop, some over 30 s), streams slow to their
+    first token, long prompts timing out, work after the root ended, loops stopped by their
+    limit; spans straddle minutes."""
+    spans = []
+    for n in range(tasks):
+        trace = f"{n:030x}ab"
+        t0 = rng.uniform(0, 1200_000)  # ms after BASE_NS
+        rejected = rng.random() < 0.1
+        root_end = t0 + (50 if rejected else rng.uniform(2_000, 90_000))
+        root = make_span(trace_id=trace, span_id=f"{n:08x}00000001", hop_kind="gateway",
+                         start_ms=t0, end_ms=root_end, task_type="chat",
+                         **({"error_type": "rejected", "status_code": "error",
+                             "http_status": 503} if rejected else {}))
+        spans.append(root)
+        if rejected:
+            continue
+        for call in range(rng.randint(1, 4)):
+            start = t0 + rng.uniform(0, root_end - t0)
+            kind = rng.choice(("untimed", "stream", "prompt", "agent"))
+            ghost = rng.random() < 0.1  # runs past the root's end
+            end = (root_end + rng.uniform(1_000, 20_000) if ghost
+                   else min(root_end, start + rng.uniform(50, 20_000)))
+            common = dict(trace_id=trace, span_id=f"{n:08x}{call:08x}", parent=root,
+                          start_ms=start, end_ms=end)
+            if kind == "untimed":
+                # fetch: brief, some over 30 s; crawl: ~1 s, its 6-14 s calls long or not by
+                # the window's p50
+                hop, brief, long = rng.choice((("fetch", (80, 400), (6_000, 45_000)),
+                                               ("crawl", (600, 1_400), (6_000, 14_000))))
+                spans.append(make_span(**{**common, "end_ms": start + rng.uniform(
+                    *(long if rng.random() < 0.15 else brief))},
+                    hop_kind="tool", hop_name=hop, hop_timeout_ms=0.0))
+            elif kind == "stream":
+                stalled = rng.random() < 0.3
+                spans.append(make_span(**common, hop_kind="model", hop_name="gpt-4o",
+                                       hop_timeout_ms=30_000.0, ttft_ms=rng.choice(
+                                           (11_000.0, 12_500.0)) if stalled
+                                       else rng.uniform(100, 900)))
+            elif kind == "prompt":
+                timed_out = rng.random() < 0.2
+                spans.append(make_span(
+                    **common, hop_kind="model", hop_name="claude", hop_timeout_ms=30_000.0,
+                    input_tokens=rng.randint(9_000, 20_000) if timed_out
+                    else rng.randint(200, 3_000),
+                    **({"error_type": "timeout", "status_code": "error"} if timed_out else {})))
+            else:
+                stopped = rng.random() < 0.3
+                spans.append(make_span(**common, hop_kind="agent", hop_name="planner",
+                                       loop_limit=8,
+                                       **({"error_type": "loop_limit", "status_code": "error"}
+                                          if stopped else {})))
+    return spans
+
+
+def test_later_converted_rules_on_out_of_order_traffic(tmp_path: Path):
+    # The same as above for the later converted rules: partial worker rounds between shuffled
+    # batches, then every window (aligned, ragged) after the worker caught up.
+    rng = random.Random(16)
+    con = open_store(tmp_path / "db.duckdb")
+    try:
+        writer = TaskWriter(con, replace(load_config().tasks, default_budget=60.0, lost_grace=30.0))
+        store = DuckDBStore(con.cursor())
+        spans = _mixed_traffic(rng, 400)
+        rng.shuffle(spans)
+        now = BASE_NS
+        for n, first in enumerate(range(0, len(spans), 53)):
+            now += 20 * NS
+            writer.write(spans[first:first + 53], now_ns=now)
+            evidence.refresh(store, TH, budget_minutes=4)  # leaves minutes dirty
+            start = BASE_NS + (n % 5) * 97 * NS
+            for kind in CONVERTED_TYPES:
+                raw, stored = _both(store, start, start + 700 * NS + 1, kind)
+                assert stored == raw, (n, kind)
+        writer.sweep_lost(now_ns=now + 3600 * NS)
+        assert _refresh_all(store) > 0
+        found = set()
+        for start, end in ((BASE_NS - 600 * NS, BASE_NS + 7200 * NS),
+                           (BASE_NS + 7 * NS, BASE_NS + 1000 * NS),
+                           (BASE_NS + 60 * NS, BASE_NS + 360 * NS),
+                           (BASE_NS + 40 * NS + 7, BASE_NS + 340 * NS)):
+            raw, stored = _both(store, start, end)
+            assert stored == raw and _stored_ns(store, start, end) > 0
+            found |= {(f["type"], f["rule"]) for f in raw}
+        # the traffic exercises the converted rules of CONVERTED_TYPES
+        assert {t for t, _ in found} >= set(CONVERTED_TYPES)
+    finally:
+        con.close()
