@@ -6,6 +6,7 @@ work after it is paid for (seconds, tokens) though the caller already gave up.
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding
 from agentsla.queries.store import ReadStore
 
@@ -18,7 +19,7 @@ def work_after_cutoff(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, seconds_after, tokens_after (tokens of those spans), spans,
     tasks, max_ms_after, started_after_cutoff, examples, first_ns, last_ns.
     """
-    return store.rows("findings/work_after_cutoff", params)
+    return evidence.ask(store, "work_after_cutoff", params)
 
 
 def _severity(row, th) -> str:

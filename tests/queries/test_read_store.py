@@ -29,7 +29,7 @@ def _asked_questions() -> set[str]:
 
 def test_every_question_asked_has_its_duckdb_sql():
     asked = _asked_questions()
-    assert {"sla_by", "hop_stats", "slo_counts", "findings/work_after_cutoff"} <= asked
+    assert {"sla_by", "hop_stats", "slo_counts", "findings/evidence_plan"} <= asked
     folder = resources.files("agentsla.queries").joinpath("sql", "duckdb")
     missing = sorted(q for q in asked if not folder.joinpath(f"{q}.sql").is_file())
     assert missing == []
