@@ -9,6 +9,7 @@ other calls is blamed on prompt length.
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding
 from agentsla.queries.store import ReadStore
 
@@ -45,7 +46,7 @@ def long_prompts_timing_out(store: ReadStore, params) -> list[dict]:
     Columns: hop_kind, hop_name, calls, timeouts, timed_out_median_tokens,
     other_median_tokens, ms_per_1k_tokens, latency_prompt_corr, examples, first_ns, last_ns.
     """
-    return store.rows("findings/long_prompts_timing_out", params)
+    return evidence.ask(store, "long_prompts_timing_out", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

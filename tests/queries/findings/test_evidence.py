@@ -282,7 +282,7 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
 
 #: The detector types of the questions converted after the first four, each checked alone.
 CONVERTED_TYPES = ("runaway_loop", "saturation", "stream_stall", "missing_timeout",
-                   "ghost_work")
+                   "ghost_work", "context_growth")
 
 
 @pytest.mark.parametrize("kind", CONVERTED_TYPES)

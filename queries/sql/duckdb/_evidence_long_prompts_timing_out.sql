@@ -1,0 +1,31 @@
+-- snippet: evidence of findings/long_prompts_timing_out for the model calls with a prompt that
+-- ended in [$lo_ns, $hi_ns), per minute of that end and hop: counts, every call's prompt length
+-- (timed out or not, for the window's exact medians) and the minute's least-squares terms of
+-- latency on prompt length (count, means, centred sums: they merge exactly, Chan et al.)
+with model_calls as (
+    select task_id, span_id, hop_kind, hop_name, input_tokens, duration_ms, end_ns,
+           coalesce(error_type in ('timeout', 'context_overflow'), false) as timed_out
+    from spans
+    where end_ns >= $lo_ns and end_ns < $hi_ns
+      and hop_kind = 'model' and input_tokens > 0
+)
+select
+    end_ns // 60000000000 * 60000000000 as minute_ns,
+    hop_kind, hop_name,
+    map {'calls': count(*), 'timeouts': count(*) filter (where timed_out),
+         'pairs': regr_count(duration_ms, input_tokens),
+         'mean_tokens': regr_avgx(duration_ms, input_tokens),
+         'mean_ms': regr_avgy(duration_ms, input_tokens),
+         'sxx': regr_sxx(duration_ms, input_tokens),
+         'syy': regr_syy(duration_ms, input_tokens),
+         'sxy': regr_sxy(duration_ms, input_tokens)}::MAP(VARCHAR, DOUBLE) as n,
+    map {'timed_out_tokens': list(input_tokens) filter (where timed_out),
+         'other_tokens': list(input_tokens) filter (where not timed_out)}::MAP(VARCHAR, DOUBLE[])
+        as vals,
+    arg_max({'task_id': task_id, 'span_id': span_id, 'rank': input_tokens},
+            {'r': input_tokens, 't': task_id, 's': span_id}, 5) filter (where timed_out)
+        as examples,
+    min(end_ns) filter (where timed_out) as first_ns,
+    max(end_ns) filter (where timed_out) as last_ns
+from model_calls
+group by all
