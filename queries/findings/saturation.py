@@ -6,7 +6,6 @@ Queue waits are the durations of `queue` hop spans. Rejections are tasks whose o
 
 from __future__ import annotations
 
-from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -29,7 +28,7 @@ def rejections(store: ReadStore, params) -> list[dict]:
 
     Columns: hop_kind, hop_name, rejected_tasks, rejected_share, examples, first_ns, last_ns.
     """
-    return evidence.ask(store, "rejections", params)
+    return store.rows("findings/rejections", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:
