@@ -6,6 +6,7 @@ Queue waits are the durations of `queue` hop spans. Rejections are tasks whose o
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
