@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 import yaml
 from serverproc import ServerProcess

@@ -8,7 +8,6 @@ the spans with the is_remote flags; a raw protobuf request without flags stands 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import httpx
 import pytest
