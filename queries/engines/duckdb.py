@@ -30,7 +30,7 @@ class DuckDBStore:
              **fragments: str) -> list[dict]:
         """Run one question; return its rows as dicts (NaN and infinities as None)."""
         sql = question_sql(self.dialect, question, fragments)
-        with self._memory_named(question):
+        with self._memory_named(question, fragments):
             self._con.execute(sql, bound(sql, params))
             names = [d[0] for d in self._con.description]
             return [{n: plain(v) for n, v in zip(names, row)} for row in self._con.fetchall()]
@@ -40,18 +40,22 @@ class DuckDBStore:
         """Run one question; return its result as an Arrow table."""
         sql = question_sql(self.dialect, question, fragments)
         # through a relation: Arrow from an execute() result would copy the rows once more
-        with self._memory_named(question):
+        with self._memory_named(question, fragments):
             return self._con.sql(sql, params=bound(sql, params)).to_arrow_table()
 
     @contextmanager
-    def _memory_named(self, question: str) -> Iterator[None]:
+    def _memory_named(self, question: str, fragments: Mapping[str, str]) -> Iterator[None]:
         # Out of memory is the configured cap, not a bug: say which question and which setting
         # (503: the same question may fit once concurrent ones finish, or after a raise).
         try:
             yield
         except duckdb.OutOfMemoryException:
-            raise RetryableError(f"{question!r} needs more memory than memory_limit ({self._memory_limit()}) "
-                                 "allows: ask a shorter window or raise memory_limit") from None
+            snippets = [name for name in fragments.values() if name]
+            if snippets:  # a generic question (findings/evidence_raw) is named by its snippets
+                question += f"[{', '.join(snippets)}]"
+            raise RetryableError(f"{question!r} needs more memory than memory_limit "
+                                 f"({self._memory_limit()}) allows: ask a shorter window or "
+                                 "raise memory_limit") from None
 
     def _memory_limit(self) -> str:
         # the question's transaction may be aborted by the error: then no query runs in it

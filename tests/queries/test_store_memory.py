@@ -29,4 +29,6 @@ def test_out_of_memory_names_the_question_and_memory_limit():
     with pytest.raises(RetryableError) as err:
         find_findings(DuckDBStore(con), 0, 10**13, "ghost_work", {})
     assert err.value.status == 503
-    assert "'findings/work_after_cutoff' needs more memory than memory_limit" in err.value.message
+    # the question is named, with the evidence snippet it ran (findings from evidence, #15)
+    assert "'findings/evidence_raw[evidence_work_after_cutoff]' needs more memory than " \
+           "memory_limit" in err.value.message
