@@ -183,10 +183,6 @@ def _log_progress(done: int, total: int) -> None:
     _log.info("migration 5: self times of %d/%d stored tasks", done, total)
 
 
-def _log_rollup_progress(table: str, done: int, total: int) -> None:
-    _log.info("migration: rollups of %s, day %d of %d", table, done, total)
-
-
 #: The rollups migrations 3 and 4 created (later rollups come with migrations of their own).
 _ROLLUPS_V3 = (rollups.TASKS, rollups.TASK_HISTOGRAMS, rollups.CAUSES, rollups.HOPS,
                rollups.HOP_HISTOGRAMS)
@@ -207,9 +203,8 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
         "create or replace view spans as select * from span_store",
     ),
     # 3: per-minute rollups (collector/store/rollups.py, docs/rollups.md), built from the data
-    # already stored as `agentsla rollups rebuild` does (the hour tier comes with 4)
-    (*(r.ddl() for r in _ROLLUPS_V3),
-     lambda con: rollups.fill_minutes(con, _ROLLUPS_V3, progress=_log_rollup_progress)),
+    # already stored (`agentsla rollups rebuild` does the same with progress).
+    (*(r.ddl() for r in _ROLLUPS_V3), *rollups.backfill_sql(_ROLLUPS_V3)),
     # 4: the rollups' hour tier, summed from their minutes
     (*(r.ddl(rollups.HOURLY) for r in _ROLLUPS_V3),
      *(r.hourly_backfill() for r in _ROLLUPS_V3)),
@@ -220,29 +215,14 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
      "create or replace view tasks as select * from task_store",
      lambda con: fill_self_times(con, progress=_log_progress),
      *(r.ddl(suffix) for r in rollups.BUDGET_ROLLUPS for suffix in ("", rollups.HOURLY)),
-     lambda con: rollups.fill_minutes(con, rollups.BUDGET_ROLLUPS,
-                                      progress=_log_rollup_progress),
+     *rollups.backfill_sql(rollups.BUDGET_ROLLUPS),
      *(r.hourly_backfill() for r in rollups.BUDGET_ROLLUPS)),
     # 6: per-minute findings evidence (collector/store/evidence.py, docs/findings.md); the
     # findings worker computes it for everything already stored
     (*evidence.DDL, *evidence.BACKFILL),
-    # 7: one table of pending deltas for every rollup (a batch appends once, not once per
-    # table and tier); readers read each tier as a view of its stored rows and those deltas
-    (*(f"alter table {tier} rename to {tier}{rollups.STORED}"
-       for r in rollups.ROLLUPS for tier in r.tiers()),
-     rollups.pending_ddl(),
-     *(r.view(tier) for r in rollups.ROLLUPS for tier in r.tiers())),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-def run_step(con, step: str | Callable) -> None:
-    """Run one migration step: a statement, or a function of the connection."""
-    if callable(step):
-        step(con)
-    else:
-        con.execute(step)
 
 
 def migrate(con) -> int:
@@ -255,12 +235,11 @@ def migrate(con) -> int:
                            f"({SCHEMA_VERSION}); upgrade agentsla")
     for version in range(current + 1, SCHEMA_VERSION + 1):
         con.execute("begin transaction")
-        try:
-            for step in MIGRATIONS[version - 1]:
-                run_step(con, step)
-            con.execute("insert into schema_version values (?)", [version])
-            con.execute("commit")
-        except BaseException:
-            con.execute("rollback")
-            raise
+        for step in MIGRATIONS[version - 1]:
+            if callable(step):
+                step(con)
+            else:
+                con.execute(step)
+        con.execute("insert into schema_version values (?)", [version])
+        con.execute("commit")
     return current

@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
-from agentsla.collector.store.rollup_writer import RollupWriter
+from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
@@ -144,9 +144,9 @@ class TaskWriter:
         self.con.execute("begin transaction")
         try:
             result = self._write(rows, now_ns)
-            self._commit()
+            self.con.execute("commit")
         except BaseException:
-            self._rollback()
+            self.con.execute("rollback")
             self.forget_memory()
             raise
         return result
@@ -171,9 +171,9 @@ class TaskWriter:
         try:
             states = self._load_tasks(due)
             self._upsert_tasks({t: states[t] for t in due if t in states}, now_ns)
-            self._commit()
+            self.con.execute("commit")
         except BaseException:
-            self._rollback()
+            self.con.execute("rollback")
             self.forget_memory()
             raise
         return sum(1 for _, lost in found if lost)
@@ -194,9 +194,9 @@ class TaskWriter:
             # rollups keep their own, longer clock: cutoff_ns is now - retention
             self.rollups.delete_before(
                 cutoff_ns + int((self.config.retention - self.config.rollup_retention) * 1e9))
-            self._commit()
+            self.con.execute("commit")
         except BaseException:
-            self._rollback()
+            self.con.execute("rollback")
             raise
         for task_id in old:
             self.cache.pop(task_id)
@@ -205,14 +205,6 @@ class TaskWriter:
             self._trace_task = OrderedDict(
                 (trace, task) for trace, task in self._trace_task.items() if task not in gone)
         return len(old)
-
-    def _commit(self) -> None:
-        self.rollups.flush()  # the transaction's rollup deltas, in one insert
-        self.con.execute("commit")
-
-    def _rollback(self) -> None:
-        self.rollups.discard()
-        self.con.execute("rollback")
 
     # -- one batch ---------------------------------------------------------------------------
 
@@ -369,13 +361,11 @@ class TaskWriter:
                 (stored if state.stored else new).append(done.row)
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored, state.finished = True, bool(done.row["finished"])
-        inserted, replaced = _task_table(new), _task_table(stored)
-        self.rollups.replace_tasks(pa.concat_tables([inserted, replaced]),
-                                   [row["task_id"] for row in stored])
-        mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored))
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
-        self._store_tasks(inserted, "insert")
-        self._store_tasks(replaced, "insert or replace")
+        self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
+        mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored))
+        self._store_tasks(new, "insert")
+        self._store_tasks(stored, "insert or replace")
         self._update_calls(renumbered)
 
     def _update_calls(self, spans: list[Row]) -> None:
@@ -400,9 +390,10 @@ class TaskWriter:
             {"lo": lo, "hi": hi})
         self.con.unregister("call_updates")
 
-    def _store_tasks(self, rows: pa.Table, verb: str) -> None:
-        if rows.num_rows:
-            self.con.register("task_batch", rows)
+    def _store_tasks(self, rows: list[Row], verb: str) -> None:
+        if rows:
+            table = pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
+            self.con.register("task_batch", table)
             self.con.execute(f"{verb} into task_store select "
                              f"{', '.join(TASK_COLUMN_NAMES)} from task_batch")
             self.con.unregister("task_batch")
@@ -419,10 +410,6 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
-
-
-def _task_table(rows: list[Row]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
 
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],

@@ -13,7 +13,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
 from agentsla.collector.store.database import open_store
-from agentsla.collector.store.rollup_writer import RollupWriter
+from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.queries.engines.duckdb import DuckDBStore

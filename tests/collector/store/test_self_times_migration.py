@@ -11,8 +11,7 @@ import pyarrow as pa
 
 from agentsla.collector.store import rollups
 from agentsla.collector.store.schema import (MIGRATIONS, SCHEMA_VERSION, SPAN_ARROW_SCHEMA,
-                                             TASK_ARROW_SCHEMA, fill_self_times, migrate,
-                                             run_step)
+                                             TASK_ARROW_SCHEMA, fill_self_times, migrate)
 from agentsla.queries.budget import budget_waterfall
 from agentsla.queries.engines.duckdb import DuckDBStore
 from queryrows import NS, T0, span, task
@@ -21,8 +20,8 @@ from queryrows import NS, T0, span, task
 def _version_4() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("create table schema_version (version INTEGER)")
-    for step in (s for migration in MIGRATIONS[:4] for s in migration):
-        run_step(con, step)
+    for statement in (s for migration in MIGRATIONS[:4] for s in migration):
+        con.execute(statement)
     con.execute("alter table task_store drop column self_times")
     con.execute("create or replace view tasks as select * from task_store")
     con.execute("insert into schema_version values (4)")
