@@ -14,6 +14,7 @@ from agentsla.config import Config
 from agentsla.errors import NotOnThisStore
 from agentsla.contract import FailingHop
 from agentsla.queries.findings import resolve_thresholds
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings.ghost_work import work_after_cutoff
 from agentsla.queries.sla import RATED_OUTCOMES, sla_totals
 from agentsla.queries.slo import budget_share, slo_window
@@ -85,6 +86,8 @@ def ghost_work(store: ReadStore, config: Config, start_ns: int, end_ns: int) -> 
     """
     params = {"start_ns": start_ns, "end_ns": end_ns, **resolve_thresholds(config.findings)}
     try:
+        # stored per-minute evidence for the window's clean minutes, raw rows for the rest
+        params["evidence_plan"] = evidence.plan(store, start_ns, end_ns)
         rows = work_after_cutoff(store, params)
     except NotOnThisStore:  # a store without the detectors yet: unknown (n/a), not zero
         return {"seconds": None, "tokens": None, "spans": None}
