@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+import pyarrow as pa
+
 MINUTE_NS = 60 * 10**9
 
 DDL = (
@@ -63,5 +65,9 @@ def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> list[
 def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> None:
     """Record, in the caller's transaction, the minutes whose evidence these tasks changed."""
     runs = changed_minutes(tasks)
-    if runs:
-        con.executemany("insert into evidence_dirty values (?, ?)", runs)
+    if runs:  # one Arrow insert: DuckDB runs an executemany row by row, on the writer's path
+        lo, hi = zip(*runs)
+        con.register("dirty_runs", pa.table({"lo": pa.array(lo, pa.int64()),
+                                             "hi": pa.array(hi, pa.int64())}))
+        con.execute("insert into evidence_dirty select lo, hi from dirty_runs")
+        con.unregister("dirty_runs")
