@@ -14,11 +14,11 @@ from __future__ import annotations
 from agentsla.queries._sql import task_filters
 from agentsla.queries.rollup import MINUTE_NS, split, split_series
 from agentsla.queries.store import ReadStore
+from agentsla.queries.window import rfc3339
 
 #: Examples are looked for in the window's last minutes first (the newest), then in all of it.
 _RECENT_NS = 15 * MINUTE_NS
 _EXAMPLES = 5
-from agentsla.queries.window import rfc3339
 
 
 def root_causes(store: ReadStore, start_ns: int, end_ns: int, task_type: str | None = None,
