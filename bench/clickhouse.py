@@ -66,6 +66,16 @@ _TASK = """
     concat('t', toString(i)) as task
 """
 
+# Span j of task i: its start, duration, model and tool.
+_SPAN_TIMES = """
+    intDiv(dur - 20000000, 8) as step,
+    multiIf(j = 0, s0, j = 1, s0 + 5000000, s0 + 10000000 + (j - 2) * step) as start,
+    multiIf(j = 0, dur, j = 1, dur - 10000000, intDiv(step * 9, 10)) as span_dur,
+    if(sipHash64(i, 10) % 2 = 0, 'gpt-4o', 'claude') as model,
+    ['search', 'db', 'browse'][1 + (j + sipHash64(i, 11)) % 3] as tool,
+    fails and j = 5 as timed_out
+"""
+
 # Span j of task i: 0 root, 1 agent, 2..9 model (even j) and tool (odd j) calls in turn.
 _SPANS = f"""
 insert into default.otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, SpanName, SpanKind,
@@ -96,12 +106,7 @@ select
     if(timed_out, 'read timed out', '') as StatusMessage
 from (
     select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
-        intDiv(dur - 20000000, 8) as step,
-        multiIf(j = 0, s0, j = 1, s0 + 5000000, s0 + 10000000 + (j - 2) * step) as start,
-        multiIf(j = 0, dur, j = 1, dur - 10000000, intDiv(step * 9, 10)) as span_dur,
-        if(sipHash64(i, 10) % 2 = 0, 'gpt-4o', 'claude') as model,
-        ['search', 'db', 'browse'][1 + (j + sipHash64(i, 11)) % 3] as tool,
-        fails and j = 5 as timed_out
+        {_SPAN_TIMES}
     from numbers({{spans:UInt64}})
 )
 """
@@ -127,11 +132,39 @@ select task, trace, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'), 'POST /a
 from (select number as i, {_TASK} from numbers({{tasks:UInt64}}))
 """
 
+# Each span its own logical call (no retries); the root's reason is its ERROR status ("error").
+_SPAN_FACTS = """
+    leftPad(lower(hex(toUInt64(i * 16 + j + 1))), 16, '0') as span,
+    multiIf(fails and j = 0, 'error', fails and j = 5, 'timeout', null) as reason
+"""
+
 _FACTS = f"""
 insert into default.agentsla_span_facts
-select trace, leftPad(lower(hex(toUInt64(i * 16 + j + 1))), 16, '0'), task,
-    if(fails and j = 5, 'timeout', null), fails and j in (0, 5), null, null, 1
-from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK}
+select trace, span, task, reason, fails and j in (0, 5), span, 0, 1
+from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
+             {_SPAN_FACTS}
+      from numbers({{spans:UInt64}}))
+"""
+
+_TASK_TRACES = f"""
+insert into default.agentsla_task_traces (task_id, trace_id, version)
+select task, trace, 1 from (select number as i, {_TASK} from numbers({{tasks:UInt64}}))
+"""
+
+# The materializer's copy of those spans for the window questions (schema.HOP_SPAN_COLUMNS).
+_HOP_SPANS = f"""
+insert into default.agentsla_hop_spans (end_ns, trace_id, span_id, task_id, service_name,
+    hop_kind, hop_name, duration_ms, ttft_ms, is_error, error_type, call_id, attempt,
+    retry_attempt, input_tokens, output_tokens, provider, version)
+select start + span_dur, trace, span, task, 'gateway',
+    multiIf(j = 0, 'gateway', j = 1, 'agent', j % 2 = 0, 'model', 'tool'),
+    multiIf(j = 0, 'POST /ask', j = 1, 'planner', j % 2 = 0, model, tool),
+    span_dur / 1e6, null, fails and j in (0, 5), reason, span, 0, null,
+    if(j >= 2 and j % 2 = 0, 100 + sipHash64(i, j, 8) % 900, null),
+    if(j >= 2 and j % 2 = 0, 10 + sipHash64(i, j, 9) % 300, null),
+    if(j >= 2 and j % 2 = 0, model, null), 1
+from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
+             {_SPAN_FACTS}, {_SPAN_TIMES}
       from numbers({{spans:UInt64}}))
 """
 
@@ -141,7 +174,8 @@ def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
     params = {"spans": n_spans, "tasks": n_spans // SPANS_PER_TASK, "t0": t0,
               "day_ns": DAY_NS}
     took = {}
-    for name, sql in (("spans", _SPANS), ("tasks", _TASKS), ("span_facts", _FACTS)):
+    for name, sql in (("spans", _SPANS), ("tasks", _TASKS), ("span_facts", _FACTS),
+                      ("task_traces", _TASK_TRACES), ("hop_spans", _HOP_SPANS)):
         start, cpu = time.perf_counter(), time.process_time()
         runner.arrow(sql, {k: v for k, v in params.items() if "{" + k + ":" in sql})
         took[name] = time.perf_counter() - start
@@ -160,6 +194,7 @@ def materialize_slice(runner, t0: int, minutes: float, now_ns: int) -> dict:
     base = load_config(environ={}).tasks
     config = dataclasses.replace(base, late_window=0.0, materialize_max_window=minutes * 60,
                                  root_grace=0.0)
+    spans_before = _span_rows(runner, sorted(before))
     cpu, wall = time.process_time(), time.perf_counter()
     result = run_pass(runner, "default", "otel_traces", Shard(0, 1), config, now_ns)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -170,9 +205,23 @@ def materialize_slice(runner, t0: int, minutes: float, now_ns: int) -> dict:
     keys = ("outcome", "span_count", "model_calls", "tool_calls", "input_tokens",
             "output_tokens", "ffh_kind", "ffh_name", "ffh_reason", "end_ns")
     same = sum(all(after.get(t, {}).get(k) == row[k] for k in keys) for t, row in before.items())
+    spans_after = _span_rows(runner, sorted(before))
+    same_spans = sum(spans_after.get(key) == row for key, row in spans_before.items())
     return {"spans": result.spans, "tasks": result.tasks, "wall_s": wall, "cpu_s": cpu,
             "spans_per_s": result.spans / wall, "spans_per_cpu_s": result.spans / cpu,
-            "constructed_rows_confirmed": f"{same}/{len(before)}"}
+            "constructed_rows_confirmed": f"{same}/{len(before)}",
+            "constructed_span_rows_confirmed": f"{same_spans}/{len(spans_before)}"}
+
+
+def _span_rows(runner, task_ids: list[str]) -> dict:
+    """The span facts and hop_spans rows of those tasks, keyed by (table, trace, span)."""
+    out = {}
+    for table in ("agentsla_span_facts", "hop_spans"):
+        for row in runner.arrow(f"select * from default.{table} final where task_id in "
+                                "{ids:Array(String)}", {"ids": task_ids}).to_pylist():
+            row.pop("version", None)
+            out[(table, row["trace_id"], row["span_id"])] = row
+    return out
 
 
 def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) -> dict:
@@ -245,7 +294,8 @@ def main() -> None:
         print(f"materializer: {mat['spans']:,} spans, {mat['tasks']:,} tasks in "
               f"{mat['wall_s']:.1f} s wall, {mat['cpu_s']:.1f} s CPU: "
               f"{mat['spans_per_s']:,.0f} spans/s, {mat['spans_per_cpu_s']:,.0f} spans/CPU-s; "
-              f"constructed task rows confirmed {mat['constructed_rows_confirmed']}", flush=True)
+              f"constructed task rows confirmed {mat['constructed_rows_confirmed']}, span rows "
+              f"{mat['constructed_span_rows_confirmed']}", flush=True)
         print("questions over 24 h:", flush=True)
         questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
                                    args.spans // SPANS_PER_TASK)

@@ -26,8 +26,8 @@ class Runner(Protocol):
     def arrow(self, sql: str, params: Mapping[str, Any]) -> pa.Table:
         """Run a query with bound `{name:Type}` parameters; return its result."""
 
-    def execute(self, sql: str) -> None:
-        """Run a statement that returns nothing (DDL)."""
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing (DDL, INSERT ... SELECT), parameters bound."""
 
     def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
@@ -51,10 +51,10 @@ class ChdbRunner:
             return self._session.query(sql, "ArrowTable",
                                        params={k: param_text(v) for k, v in params.items()})
 
-    def execute(self, sql: str) -> None:
-        """Run a statement that returns nothing (DDL)."""
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing (DDL, INSERT ... SELECT), parameters bound."""
         with self._lock:
-            self._session.query(sql)
+            self._session.query(sql, params={k: param_text(v) for k, v in (params or {}).items()})
 
     def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
@@ -103,9 +103,9 @@ class ServerRunner:
         """Run a query with bound `{name:Type}` parameters (server-side binding)."""
         return self._client.query_arrow(sql, parameters=dict(params))
 
-    def execute(self, sql: str) -> None:
-        """Run a statement that returns nothing (DDL)."""
-        self._client.command(sql)
+    def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing (DDL, INSERT ... SELECT), parameters bound."""
+        self._client.command(sql, parameters=dict(params or {}))
 
     def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
@@ -184,6 +184,25 @@ def prepare(runner: Runner, url: StoreURL) -> None:
     variant = traces_variant(runner, url)
     for statement in schema.agentsla_ddl(url.database, url.table, variant):
         runner.execute(statement)
+    backfill(runner, url.database)
+
+
+def backfill(runner: Runner, database: str) -> None:
+    """Fill the tables a store materialized before they existed (agentsla_task_traces,
+    agentsla_hop_spans) from its span facts, once: at version 0, so any pass overrides."""
+    def empty(table: str) -> bool:
+        return not runner.arrow(f"select 1 from {database}.{table} limit 1", {}).num_rows
+
+    if empty("agentsla_span_facts"):
+        return
+    if empty("agentsla_task_traces"):
+        runner.execute(f"insert into {database}.agentsla_task_traces (task_id, trace_id, "
+                       f"version) select distinct task_id, trace_id, 0 from "
+                       f"{database}.agentsla_span_facts final")
+    if empty("agentsla_hop_spans"):
+        runner.execute(schema.hop_spans_insert_sql(
+            database, f"s.trace_id in (select trace_id from {database}.agentsla_span_facts)"),
+            {"version": 0})
 
 
 def traces_variant(runner: Runner, url: StoreURL) -> str:

@@ -23,6 +23,31 @@ create table if not exists $database.agentsla_span_facts (
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY (trace_id, span_id);
 
+-- Which traces hold each task (one row per task and trace, written with its span facts), so a
+-- task's spans are read by trace id (the `spans` view's join then reads only those facts)
+-- instead of by the task id of every span. 1 drops a trace that moved to its declared task.
+create table if not exists $database.agentsla_task_traces (
+    task_id String,
+    trace_id String,
+    version UInt64,
+    is_deleted UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, is_deleted)
+ORDER BY (task_id, trace_id);
+
+-- The columns of `spans` the window questions read (hops, /metrics' hop families, provider
+-- calls), copied out of `spans` by the materializer for the spans it judged: sorted by end,
+-- typed once, so a 24 h question reads a few columns instead of every span's attribute maps
+-- joined with every span's facts. Spans not yet materialized are not in it.
+create table if not exists $database.agentsla_hop_spans (
+    $hop_span_columns,
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+PARTITION BY toDate(fromUnixTimestamp64Nano(end_ns))
+ORDER BY (end_ns, trace_id, span_id);
+
+create view if not exists $database.hop_spans as
+select * except (version) from $database.agentsla_hop_spans final;
+
 -- Per shard ("K/N"): spans ending before watermark_ns are materialized.
 create table if not exists $database.agentsla_watermarks (
     shard String,

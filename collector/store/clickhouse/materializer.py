@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
+from agentsla.collector.store.clickhouse import schema
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -76,7 +77,16 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         facts += [_fact(r, task_id, done.calls.get((r["trace_id"], r["span_id"])), now_ns)
                   for r in rows]
     runner.insert(f"{database}.agentsla_span_facts", facts)
-    # a trace first keyed by its own id joined its declared task: drop the old row
+    traces = sorted({t for ts in task_traces.values() for t in ts})
+    if traces:  # the judged spans, typed, for the window questions
+        copy = schema.hop_spans_insert_sql(database, "s.trace_id in {traces:Array(String)}")
+        runner.execute(copy, {"traces": traces, "version": now_ns})
+    # a trace first keyed by its own id joined its declared task: drop the old rows
+    runner.insert(f"{database}.agentsla_task_traces",
+                  [{"task_id": task, "trace_id": trace, "version": now_ns}
+                   for task in by_task for trace in sorted(task_traces[task])]
+                  + [{"task_id": t, "trace_id": t, "version": now_ns, "is_deleted": 1}
+                     for t in moved])
     tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
     runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
     runner.insert(f"{database}.agentsla_watermarks",
@@ -117,11 +127,10 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int,
             moved.append(trace)
         tasks[task].add(trace)
     known = runner.arrow(
-        f"select f.task_id as task_id, f.trace_id as trace_id from "
-        f"{database}.agentsla_span_facts as f final where f.task_id in (select task_id from "
-        f"{database}.agentsla_tasks final where not finished and cityHash64(trace_id) % "
-        f"{{n:UInt64}} = {{k:UInt64}}) or f.task_id in {{tasks:Array(String)}}",
-        {**params, "tasks": sorted(tasks)}).to_pylist()
+        f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
+        f"in (select task_id from {database}.agentsla_tasks final where not finished and "
+        f"cityHash64(trace_id) % {{n:UInt64}} = {{k:UInt64}}) or task_id in "
+        f"{{tasks:Array(String)}}", {**params, "tasks": sorted(tasks)}).to_pylist()
     for row in known:  # traces stored earlier under a task this pass touches
         if row["trace_id"] not in recent:
             tasks[row["task_id"]].add(row["trace_id"])

@@ -53,6 +53,29 @@ _CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
              SELF_TIMES_SQL_TYPE: "Array(Tuple(hop_kind String, self_us Int64))"}
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
+#: agentsla_hop_spans: name -> (type, SQL over the `spans` view aliased s). The types are
+#: those of `spans`, but for `provider` (the model provider as OTel GenAI names it,
+#: gen_ai.system its deprecated spelling; null unless a model hop).
+HOP_SPAN_COLUMNS: dict[str, tuple[str, str]] = {
+    "end_ns": ("Int64", "s.end_ns"), "trace_id": ("String", "s.trace_id"),
+    "span_id": ("String", "s.span_id"), "task_id": ("String", "s.task_id"),
+    "service_name": ("LowCardinality(Nullable(String))", "s.service_name"),
+    "hop_kind": ("LowCardinality(String)", "s.hop_kind"),
+    "hop_name": ("LowCardinality(String)", "s.hop_name"),
+    "duration_ms": ("Float64", "s.duration_ms"), "ttft_ms": ("Nullable(Float64)", "s.ttft_ms"),
+    "is_error": ("Bool", "s.is_error"),
+    "error_type": ("LowCardinality(Nullable(String))", "s.error_type"),
+    "call_id": ("Nullable(String)", "s.call_id"), "attempt": ("Nullable(Int32)", "s.attempt"),
+    "retry_attempt": ("Nullable(Int32)", "s.retry_attempt"),
+    "input_tokens": ("Nullable(Int64)", "s.input_tokens"),
+    "output_tokens": ("Nullable(Int64)", "s.output_tokens"),
+    "provider": ("LowCardinality(Nullable(String))",
+                 "if(s.hop_kind = 'model', coalesce("
+                 "nullIf(JSONExtractString(s.attributes, 'gen_ai.provider.name'), ''), "
+                 "nullIf(JSONExtractString(s.attributes, 'gen_ai.system'), ''), s.hop_name), "
+                 "null)"),
+}
+
 
 def statements(text: str) -> list[str]:
     """Split a SQL file into statements (no statement here holds a ';' inside)."""
@@ -76,8 +99,11 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
     `agentsla_traces` (attributes as string maps, whichever the variant), `spans`, `tasks`."""
     task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
                                    for name, sql_type, _, _ in TASK_COLUMNS)
+    hop_span_columns = ",\n    ".join(f"{name} {sql_type}"
+                                       for name, (sql_type, _) in HOP_SPAN_COLUMNS.items())
     own = statements(Template(_file("agentsla.sql")).substitute(
-        database=identifier(database), task_columns=task_columns))
+        database=identifier(database), task_columns=task_columns,
+        hop_span_columns=hop_span_columns))
     added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
     return [*own, *added, traces_view_sql(database, table, variant), spans_view_sql(database)]
@@ -235,3 +261,13 @@ def spans_view_sql(database: str) -> str:
             f"from {db}.agentsla_traces as t\nleft any join (select * from {db}.agentsla_span_facts final)"
             f" as f on f.trace_id = t.TraceId and f.span_id = t.SpanId\n"
             f"settings join_use_nulls = 1")
+
+
+def hop_spans_insert_sql(database: str, where: str) -> str:
+    """Return the INSERT copying the rows of `spans` (aliased s) that match `where` into
+    agentsla_hop_spans, at the version bound as {version:UInt64}."""
+    db = identifier(database)
+    names = ", ".join(HOP_SPAN_COLUMNS)
+    values = ", ".join(sql for _, sql in HOP_SPAN_COLUMNS.values())
+    return (f"insert into {db}.agentsla_hop_spans ({names}, version) "
+            f"select {values}, {{version:UInt64}} from {db}.spans as s where {where}")

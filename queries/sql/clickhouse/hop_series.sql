@@ -1,5 +1,5 @@
 -- queries.hops.hop_series: the busiest hops, bucket by bucket of step_ns (a span falls in the
--- bucket holding its end). Over the spans view (no hop rollups on ClickHouse yet).
+-- bucket holding its end). Over hop_spans (no hop rollups on ClickHouse yet).
 with {{window_spans}},
 per_bucket as (
     -- columns read as w.*: unqualified names would be this select's own aliases

@@ -1,5 +1,5 @@
 -- queries.hops.hop_stats: how is each hop doing over the spans that ended in the window?
--- Over the spans view (no hop rollups on ClickHouse yet: roll_lo/roll_hi are not used).
+-- Over hop_spans (no hop rollups on ClickHouse yet: roll_lo/roll_hi are not used).
 with {{window_spans}},
 per_hop as (
     -- columns read as w.*: unqualified names would be this select's own aliases; a logical

@@ -233,3 +233,54 @@ def test_a_trace_keyed_by_its_id_moves_to_the_task_its_root_declares(runner):
     run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(300))
     tasks = _tasks(runner, "rekey")
     assert list(tasks) == ["declared"] and tasks["declared"]["span_count"] == 3
+    # the task's lookup reads its trace; the trace's old task (its own id) is dropped
+    assert _select(runner, "select task_id, trace_id from rekey.agentsla_task_traces final") \
+        == [{"task_id": "declared", "trace_id": f"{1:032x}"}]
+    assert _select(runner, "select span_id, task_id from rekey.hop_spans order by span_id") \
+        == [{"span_id": f"{s:016x}", "task_id": "declared"} for s in (1, 2, 3)]
+
+
+def _select(runner, sql: str) -> list[dict]:
+    return runner.arrow(sql, {}).to_pylist()
+
+
+def test_the_window_questions_read_the_spans_materialized(runner):
+    """hop_spans holds a span once a pass judged it, typed, with its reason and call."""
+    url = _store(runner, "hopspans")
+    runner.insert("hopspans.otel_traces", [
+        _row(1, 1, None, 0, 100, task__id="h"),
+        _row(1, 2, 1, 10, 90, gen_ai__operation__name="chat", gen_ai__request__model="m",
+             gen_ai__system="openai", error__type="RateLimitError",
+             gen_ai__usage__input_tokens="7")])
+    assert _select(runner, "select * from hopspans.hop_spans") == []
+    run_pass(runner, "hopspans", url.table, Shard(0, 1), CONFIG, _now(200))
+    got = _select(runner, "select span_id, end_ns, hop_kind, hop_name, duration_ms, is_error, "
+                          "error_type, call_id, attempt, input_tokens, provider, task_id "
+                          "from hopspans.hop_spans order by span_id")
+    assert got == [
+        {"span_id": f"{1:016x}", "end_ns": _now(100), "hop_kind": "gateway",
+         "hop_name": "POST /ask", "duration_ms": 100.0, "is_error": False, "error_type": None,
+         "call_id": f"{1:016x}", "attempt": 0, "input_tokens": None, "provider": None,
+         "task_id": "h"},
+        {"span_id": f"{2:016x}", "end_ns": _now(90), "hop_kind": "model", "hop_name": "m",
+         "duration_ms": 80.0, "is_error": True, "error_type": "rate_limited",
+         "call_id": f"{2:016x}", "attempt": 0, "input_tokens": 7, "provider": "openai",
+         "task_id": "h"}]
+
+
+def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
+    """agentsla_task_traces and agentsla_hop_spans came later: start-up fills them from the
+    span facts, once, as the materializer would have."""
+    url = _store(runner, "older")
+    runner.insert("older.otel_traces", [_row(1, 1, None, 0, 100, task__id="o"),
+                                        _row(1, 2, 1, 10, 90)])
+    run_pass(runner, "older", url.table, Shard(0, 1), CONFIG, _now(200))
+    tables = ("agentsla_task_traces", "agentsla_hop_spans")
+    def rows(table: str) -> list[dict]:
+        return _select(runner, f"select * except (version) from older.{table} final order by all")
+
+    written = {t: rows(t) for t in tables}
+    for table in tables:
+        runner.execute(f"truncate table older.{table}")
+    prepare(runner, url)
+    assert {t: rows(t) for t in tables} == written

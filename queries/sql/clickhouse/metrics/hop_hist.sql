@@ -1,10 +1,10 @@
 -- queries.metrics: hop latency (latency_ms) and time to first token (ttft_ms) of the spans that
--- ended in [start_ns, end_ns), per hop, as exponential-histogram bucket counts. Over the spans
--- view (no hop rollups on ClickHouse yet).
+-- ended in [start_ns, end_ns), per hop, as exponential-histogram bucket counts. Over the
+-- materialized spans (hop_spans; no hop rollups on ClickHouse yet).
 with ended as (
     select s.hop_kind as hop_kind, s.hop_name as hop_name, s.duration_ms as duration_ms,
         s.ttft_ms as ttft_ms
-    from spans as s
+    from hop_spans as s
     where s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
 )
 select hop_kind, hop_name, metric, {{hist_bucket}} as bucket, count() as count
