@@ -32,6 +32,9 @@ class Runner(Protocol):
     def insert(self, table: str, rows: list[dict[str, Any]]) -> None:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
 
+    def insert_arrow(self, table: str, data: pa.Table) -> None:
+        """Insert an Arrow table, its columns by name."""
+
     def close(self) -> None:
         """Release the connection."""
 
@@ -60,6 +63,14 @@ class ChdbRunner:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
         if rows:
             self.execute(f"insert into {table} format JSONEachRow\n" + _json_lines(rows))
+
+    def insert_arrow(self, table: str, data: pa.Table) -> None:
+        """Insert an Arrow table, its columns by name (chdb reads the local `data`)."""
+        if data.num_rows:
+            columns = ", ".join(f"`{name}`" for name in data.column_names)
+            with self._lock:  # chdb's Python() table function reads `data` from this frame
+                self._session.query(f"insert into {table} ({columns}) select {columns} "
+                                    "from Python(data)")
 
     def close(self) -> None:
         """Close the session."""
@@ -111,6 +122,11 @@ class ServerRunner:
         """Insert rows given as dicts keyed by column (JSONEachRow)."""
         if rows:
             self._client.raw_insert(table, insert_block=_json_lines(rows), fmt="JSONEachRow")
+
+    def insert_arrow(self, table: str, data: pa.Table) -> None:
+        """Insert an Arrow table, its columns by name."""
+        if data.num_rows:
+            self._client.insert_arrow(table, data)
 
     def close(self) -> None:
         """Close the HTTP pool."""

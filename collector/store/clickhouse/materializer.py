@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pyarrow as pa
 
 from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
 from agentsla.collector.store.clickhouse import schema
@@ -68,19 +69,17 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     since = max(0, mark - round(config.late_window * NS))
     task_traces, moved = _task_traces(runner, database, shard, since, until)
     spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
-    by_task = _group(spans, task_traces)
-    tasks, facts = [], []
-    for task_id, rows in by_task.items():
-        first_seen = min(r["end_ns"] for r in rows)  # no receive time: spans export at their end
-        done = materialize(task_id, rows, config, now_ns, first_seen)
+    rows = spans.to_pylist()
+    by_task = _group(rows, task_traces)
+    tasks, calls = [], {}
+    for task_id, members in by_task.items():
+        first_seen = min(r["end_ns"] for r in members)  # no receive time: spans end at export
+        done = materialize(task_id, members, config, now_ns, first_seen)
         tasks.append({**done.row, "version": now_ns})
-        facts += [_fact(r, task_id, done.calls.get((r["trace_id"], r["span_id"])), now_ns)
-                  for r in rows]
-    runner.insert(f"{database}.agentsla_span_facts", facts)
-    traces = sorted({t for ts in task_traces.values() for t in ts})
-    if traces:  # the judged spans, typed, for the window questions
-        copy = schema.hop_spans_insert_sql(database, "s.trace_id in {traces:Array(String)}")
-        runner.execute(copy, {"traces": traces, "version": now_ns})
+        calls.update(done.calls)
+    judged = _judged(spans, rows, calls, now_ns)
+    runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
+    runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
     # a trace first keyed by its own id joined its declared task: drop the old rows
     runner.insert(f"{database}.agentsla_task_traces",
                   [{"task_id": task, "trace_id": trace, "version": now_ns}
@@ -91,7 +90,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
-    return PassResult(len(tasks), len(spans), until, until >= now_ns)
+    return PassResult(len(tasks), len(rows), until, until >= now_ns)
 
 
 def watermark(runner: Any, database: str, shard: Shard) -> int:
@@ -151,11 +150,12 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
     return {r["trace_id"]: r["declared"] for r in rows}
 
 
-def _spans(runner: Any, database: str, trace_ids: list[str]) -> list[dict[str, Any]]:
-    if not trace_ids:
-        return []
-    return runner.arrow(f"select * from {database}.spans where trace_id in "
-                        "{traces:Array(String)}", {"traces": trace_ids}).to_pylist()
+def _spans(runner: Any, database: str, trace_ids: list[str]) -> pa.Table:
+    """Every span of those traces as the traces table has them (the facts are what a pass
+    decides): the columns materialization reads, and `provider`."""
+    return runner.arrow(f"select * except (resource, scope, links), {schema.PROVIDER_SQL} as "
+                        f"provider from {database}.agentsla_typed_spans as s where s.trace_id "
+                        "in {traces:Array(String)}", {"traces": trace_ids or [""]})
 
 
 def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dict[str, list]:
@@ -168,6 +168,30 @@ def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dic
     return by_task
 
 
+#: What a pass writes per span: its facts (the spans view joins them) and its hop_spans row.
+_FACT_COLUMNS = ("trace_id", "span_id", "task_id", "error_type", "is_error", "call_id",
+                 "attempt", "version")
+_HOP_COLUMNS = (*schema.HOP_SPAN_COLUMNS, "version")
+
+
+def _judged(spans: pa.Table, rows: list[dict[str, Any]], calls: dict, version: int) -> pa.Table:
+    """The spans as read, with what materialization decided per span (columns set-wise)."""
+    call = [calls.get((r["trace_id"], r["span_id"])) or (None, None) for r in rows]
+    decided = {
+        "task_id": pa.array([r["task_id"] for r in rows], pa.string()),
+        "error_type": pa.array([r["error_type"] for r in rows], pa.string()),
+        "is_error": pa.array([r["is_error"] for r in rows], pa.bool_()),
+        "call_id": pa.array([c[0] for c in call], pa.string()),
+        "attempt": pa.array([c[1] for c in call], pa.int32()),
+        "version": pa.array([version] * len(rows), pa.uint64()),
+    }
+    for name, values in decided.items():
+        at = spans.schema.get_field_index(name)
+        spans = spans.set_column(at, name, values) if at >= 0 else spans.append_column(
+            name, values)
+    return spans
+
+
 def _add_reason(span: dict[str, Any]) -> None:
     """Set error_type and is_error by the normalizer's rules (strings: the Map variant)."""
     attrs = orjson.loads(span["attributes"])
@@ -176,11 +200,3 @@ def _add_reason(span: dict[str, Any]) -> None:
     span["error_type"] = _error_type(attrs, code, span["status_message"] or "",
                                      span["http_status"], events)
     span["is_error"] = code == 2 or span["error_type"] is not None
-
-
-def _fact(span: dict[str, Any], task_id: str, call: tuple[Any, int] | None,
-          version: int) -> dict[str, Any]:
-    call_id, attempt = call if call else (None, None)
-    return {"trace_id": span["trace_id"], "span_id": span["span_id"], "task_id": task_id,
-            "error_type": span["error_type"], "is_error": span["is_error"],
-            "call_id": call_id, "attempt": attempt, "version": version}

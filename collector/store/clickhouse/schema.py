@@ -53,27 +53,23 @@ _CH_TYPES = {"VARCHAR": "Nullable(String)", "BIGINT": "Nullable(Int64)",
              SELF_TIMES_SQL_TYPE: "Array(Tuple(hop_kind String, self_us Int64))"}
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
-#: agentsla_hop_spans: name -> (type, SQL over the `spans` view aliased s). The types are
-#: those of `spans`, but for `provider` (the model provider as OTel GenAI names it,
-#: gen_ai.system its deprecated spelling; null unless a model hop).
-HOP_SPAN_COLUMNS: dict[str, tuple[str, str]] = {
-    "end_ns": ("Int64", "s.end_ns"), "trace_id": ("String", "s.trace_id"),
-    "span_id": ("String", "s.span_id"), "task_id": ("String", "s.task_id"),
-    "service_name": ("LowCardinality(Nullable(String))", "s.service_name"),
-    "hop_kind": ("LowCardinality(String)", "s.hop_kind"),
-    "hop_name": ("LowCardinality(String)", "s.hop_name"),
-    "duration_ms": ("Float64", "s.duration_ms"), "ttft_ms": ("Nullable(Float64)", "s.ttft_ms"),
-    "is_error": ("Bool", "s.is_error"),
-    "error_type": ("LowCardinality(Nullable(String))", "s.error_type"),
-    "call_id": ("Nullable(String)", "s.call_id"), "attempt": ("Nullable(Int32)", "s.attempt"),
-    "retry_attempt": ("Nullable(Int32)", "s.retry_attempt"),
-    "input_tokens": ("Nullable(Int64)", "s.input_tokens"),
-    "output_tokens": ("Nullable(Int64)", "s.output_tokens"),
-    "provider": ("LowCardinality(Nullable(String))",
-                 "if(s.hop_kind = 'model', coalesce("
-                 "nullIf(JSONExtractString(s.attributes, 'gen_ai.provider.name'), ''), "
-                 "nullIf(JSONExtractString(s.attributes, 'gen_ai.system'), ''), s.hop_name), "
-                 "null)"),
+#: The model provider as OTel GenAI names it (gen_ai.system: its deprecated spelling), else the
+#: model; null unless a model hop. SQL over the `spans` view aliased s.
+PROVIDER_SQL = ("if(s.hop_kind = 'model', coalesce("
+                "nullIf(JSONExtractString(s.attributes, 'gen_ai.provider.name'), ''), "
+                "nullIf(JSONExtractString(s.attributes, 'gen_ai.system'), ''), s.hop_name), null)")
+
+#: agentsla_hop_spans: the columns of `spans` (their types there) the window questions read,
+#: and `provider` (PROVIDER_SQL).
+HOP_SPAN_COLUMNS: dict[str, str] = {
+    "end_ns": "Int64", "trace_id": "String", "span_id": "String", "task_id": "String",
+    "service_name": "LowCardinality(Nullable(String))", "hop_kind": "LowCardinality(String)",
+    "hop_name": "LowCardinality(String)", "duration_ms": "Float64",
+    "ttft_ms": "Nullable(Float64)", "is_error": "Bool",
+    "error_type": "LowCardinality(Nullable(String))", "call_id": "Nullable(String)",
+    "attempt": "Nullable(Int32)", "retry_attempt": "Nullable(Int32)",
+    "input_tokens": "Nullable(Int64)", "output_tokens": "Nullable(Int64)",
+    "provider": "LowCardinality(Nullable(String))",
 }
 
 
@@ -100,13 +96,14 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
     task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
                                    for name, sql_type, _, _ in TASK_COLUMNS)
     hop_span_columns = ",\n    ".join(f"{name} {sql_type}"
-                                       for name, (sql_type, _) in HOP_SPAN_COLUMNS.items())
+                                       for name, sql_type in HOP_SPAN_COLUMNS.items())
     own = statements(Template(_file("agentsla.sql")).substitute(
         database=identifier(database), task_columns=task_columns,
         hop_span_columns=hop_span_columns))
     added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
-    return [*own, *added, traces_view_sql(database, table, variant), spans_view_sql(database)]
+    return [*own, *added, traces_view_sql(database, table, variant),
+            typed_spans_view_sql(database), spans_view_sql(database)]
 
 
 def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> str:
@@ -223,7 +220,7 @@ def _span_columns() -> dict[str, str]:
     columns = {
         "trace_id": "t.TraceId", "span_id": "t.SpanId",
         "parent_span_id": "nullIf(t.ParentSpanId, '')",
-        "task_id": "coalesce(f.task_id, t.TraceId)", "name": "t.SpanName",
+        "task_id": "t.TraceId", "name": "t.SpanName",
         # both spellings the exporter has written: SPAN_KIND_SERVER and Server
         "span_kind": "lower(replaceRegexpOne(t.SpanKind, '^SPAN_KIND_', ''))",
         "service_name": "nullIf(t.ServiceName, '')",
@@ -234,8 +231,8 @@ def _span_columns() -> dict[str, str]:
         "hop_kind": hop_kind_sql(),
         "hop_name": ("coalesce(multiIf(hop_kind = 'model', model, hop_kind = 'tool', tool, "
                      "hop_kind = 'agent', agent, null), t.SpanName)"),
-        "error_type": "f.error_type",
-        "is_error": "coalesce(f.is_error, status_code = 'error')",
+        "error_type": "CAST(null, 'Nullable(String)')",
+        "is_error": "CAST(status_code = 'error', 'Bool')",
         "attributes": "toJSONString(t.SpanAttributes)",
         "resource": "toJSONString(t.ResourceAttributes)", "scope": "nullIf(t.ScopeName, '')",
         "events": ("toJSONString(arrayMap((n, ts, a) -> CAST(tuple(n, toUnixTimestamp64Nano(ts), "
@@ -247,27 +244,45 @@ def _span_columns() -> dict[str, str]:
         # the exporter keeps no receive time: the span's end stands in for it
         "received_ns": "end_ns",
         "parent_remote": "CAST(null, 'Nullable(Bool)')",  # the exporter drops span flags
-        "call_id": "f.call_id", "attempt": "f.attempt",
+        "call_id": "CAST(null, 'Nullable(String)')", "attempt": "CAST(null, 'Nullable(Int32)')",
     }
-    return {**typed_column_sql(), **columns}  # task_id is the resolved one, not task.id
+    return {**typed_column_sql(), **columns}  # task_id is the trace's until materialized
 
 
-def spans_view_sql(database: str) -> str:
-    """Return the CREATE VIEW of `spans`: the columns of collector/store/schema.py."""
+#: What materialization decides per span (agentsla_span_facts), over the typed spans' defaults.
+_FACT_SQL = {"task_id": "coalesce(f.task_id, s.task_id)", "error_type": "f.error_type",
+             "is_error": "coalesce(f.is_error, s.is_error)", "call_id": "f.call_id",
+             "attempt": "f.attempt"}
+
+
+def typed_spans_view_sql(database: str) -> str:
+    """Return the CREATE VIEW of `agentsla_typed_spans`: the columns of `spans` from the traces
+    table alone, as before materialization (task = trace, no reason, call or attempt). The
+    materializer reads it: it decides those columns itself, so it joins no facts."""
     columns = _span_columns()
     body = ",\n    ".join(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES)
     db = identifier(database)
+    return (f"create or replace view {db}.agentsla_typed_spans as\nselect\n    {body}\n"
+            f"from {db}.agentsla_traces as t")
+
+
+def spans_view_sql(database: str) -> str:
+    """Return the CREATE VIEW of `spans`: the columns of collector/store/schema.py, the typed
+    spans with what materialization decided (a filter on trace_id reaches both sides)."""
+    body = ",\n    ".join(f"{_FACT_SQL.get(name, f's.{name}')} as {name}"
+                          for name in SPAN_COLUMN_NAMES)
+    db = identifier(database)
     return (f"create or replace view {db}.spans as\nselect\n    {body}\n"
-            f"from {db}.agentsla_traces as t\nleft any join (select * from {db}.agentsla_span_facts final)"
-            f" as f on f.trace_id = t.TraceId and f.span_id = t.SpanId\n"
-            f"settings join_use_nulls = 1")
+            f"from {db}.agentsla_typed_spans as s\nleft any join (select * from "
+            f"{db}.agentsla_span_facts final) as f on f.trace_id = s.trace_id and "
+            f"f.span_id = s.span_id\nsettings join_use_nulls = 1")
 
 
 def hop_spans_insert_sql(database: str, where: str) -> str:
     """Return the INSERT copying the rows of `spans` (aliased s) that match `where` into
-    agentsla_hop_spans, at the version bound as {version:UInt64}."""
+    agentsla_hop_spans, at the version bound as {version:UInt64} (a pass writes the same rows
+    from what it read and decided: materializer._judged)."""
     db = identifier(database)
-    names = ", ".join(HOP_SPAN_COLUMNS)
-    values = ", ".join(sql for _, sql in HOP_SPAN_COLUMNS.values())
-    return (f"insert into {db}.agentsla_hop_spans ({names}, version) "
+    values = ", ".join(PROVIDER_SQL if c == "provider" else f"s.{c}" for c in HOP_SPAN_COLUMNS)
+    return (f"insert into {db}.agentsla_hop_spans ({', '.join(HOP_SPAN_COLUMNS)}, version) "
             f"select {values}, {{version:UInt64}} from {db}.spans as s where {where}")
