@@ -25,7 +25,7 @@ from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
-from agentsla.queries import hops, root_causes, sla, slo, spans, tasks
+from agentsla.queries import budget, hops, root_causes, sla, slo, spans, tasks
 from agentsla.queries.metrics import Totals
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
@@ -289,6 +289,27 @@ def test_sla_by_tenant_follows_the_story(house):
     by = {r["tenant_id"]: (r["finished"], r["success"]) for r in
           sla.sla_by(house, *WINDOW, "tenant_id")}
     assert by == {"acme": (2, 1), "beta": (2, 1), None: (1, 0)}
+
+
+@pytest.mark.parametrize("filters", [{}, {"tenant_id": "acme"}, {"task_type": "none"}])
+def test_budget_waterfalls_agree(duck, house, filters):
+    """/budget: the window's totals and each hop kind's self time agree (over DuckDB's raw
+    rows: ClickHouse has no budget rollups)."""
+    assert budget.budget_waterfall(house, *WINDOW, **filters) == \
+        budget.budget_waterfall(duck, *WINDOW, raw=True, **filters)
+
+
+def test_budget_waterfall_follows_the_story(house):
+    """Self times by hand: each root is the gateway, the rest sits in its children."""
+    got = budget.budget_waterfall(house, *WINDOW)
+    # durations 900 + 5000 + 3000 + 2000 + 1500 ms; budgets 60 s (ok) and 1 s (trace 5)
+    assert (got["tasks"], got["tasks_with_budget"], got["avg_duration_ms"],
+            got["avg_budget_ms"]) == (5, 2, 2480, 30500)
+    assert got["unused_budget_share"] == pytest.approx(1 - 2400 / 61000)
+    # model: 780 (ok) + 490 + 2300 (recovered) + 890 + 990 (fallback) + 1480 (trace 5);
+    # tool: the two tries of search, 1990 each; gateway: 30 + 1020 + 210 + 120 + 20; agent 90
+    assert [(k["hop_kind"], k["tasks_with_hop"], k["self_ms"]) for k in got["by_hop_kind"]] \
+        == [("model", 4, 6930), ("tool", 1, 3980), ("gateway", 5, 1400), ("agent", 1, 90)]
 
 
 def test_slo_answers_agree(duck, house):
