@@ -9,24 +9,25 @@ clickhouseexporter's Map layout (attribute values as strings): a gateway root (t
 task.type of 4, tenant.id of 50, a 30 s budget) over an agent span over four model calls
 (gpt-4o or claude, tokens) alternating with four tool calls (search, db, browse). 5 % of the
 tasks fail: their second tool call times out (error.type timeout) and the root ends in ERROR.
-The task rows and span facts of all 24 h are generated too, in the materializer's output shape
-and consistent with the spans *by construction* (the materializer is far too slow to judge
-10M spans here in a benchmark's time); the slice the materializer then really judges checks
-that construction: the share of its task rows equal to the constructed ones is printed.
+What the materializer writes for those spans is generated too, in its output shape and
+consistent with the spans *by construction* (one materializer core would need hours for 100M
+spans): task rows, span facts, task traces and hop_spans rows. The slice the materializer then
+really judges checks that construction: the share of its task rows, and of its span facts and
+hop_spans rows, equal to the constructed ones is printed.
 
 Timing, all in one process over one chdb session (chdb admits one data path per process):
-- generation: wall time of the INSERT ... SELECT of spans, tasks and facts;
+- generation: wall and CPU time of each INSERT ... SELECT;
 - materializer: `run_pass` of shard 0/1 over `--slice-minutes` of span time in the middle of the
   day (re-judging those tasks from their spans), wall and this process's CPU time, so spans/s
   per core = spans / CPU seconds (the Python materialization is one thread; chdb's own threads
   count in the CPU time too);
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
-  process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals, sla_by
-  tenant, hop_stats, root_causes, the three series at 1 h steps, and task lookup (get_task of a
-  random task, a different one each run). /budget and /findings have no ClickHouse SQL yet
-  (they answer 501), so they are not timed;
-- storage: bytes on disk per span of otel_traces (the exporter's codecs) from system.parts, per
-  column from system.columns, and agentsla's own tables.
+  process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
+  sla_by tenant, hop_stats, root_causes, budget_waterfall, the three series at 1 h steps, and
+  task lookup (get_task of a random task, a different one each run). /findings has no
+  ClickHouse SQL yet (501), so it is not timed;
+- storage, after OPTIMIZE FINAL of every table (merged, as at rest): bytes on disk per row of
+  each table from system.parts, otel_traces' biggest columns from system.columns.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ from pathlib import Path
 from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
-from agentsla.queries import hops, root_causes, sla, tasks
+from agentsla.queries import budget, hops, root_causes, sla, tasks
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 
 SPANS_PER_TASK = 10
+AGENTSLA_TABLES = ("agentsla_tasks", "agentsla_span_facts", "agentsla_task_traces",
+                   "agentsla_hop_spans")
 DAY_NS = 86400 * NS
 MS = 10**6
 
@@ -233,6 +236,7 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) 
         "sla_by_tenant": lambda: sla.sla_by(store, t0, end, "tenant_id"),
         "hop_stats": lambda: hops.hop_stats(store, t0, end),
         "root_causes": lambda: root_causes.root_causes(store, t0, end),
+        "budget_waterfall": lambda: budget.budget_waterfall(store, t0, end),
         "sla_series_1h": lambda: sla.sla_series(store, t0, end, hour),
         "hop_series_1h": lambda: hops.hop_series(store, t0, end, hour),
         "root_cause_series_1h": lambda: root_causes.root_cause_series(store, t0, end, hour),
@@ -252,6 +256,12 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) 
         print(f"  {name:22s} median {out[name]['median_s']:8.3f} s wall "
               f"{out[name]['median_cpu_s']:8.3f} s CPU   max {max(runs):8.3f} s", flush=True)
     return out
+
+
+def optimize(runner) -> None:
+    """Merge every table's parts (OPTIMIZE FINAL), as a store at rest has them."""
+    for table in ("otel_traces", *AGENTSLA_TABLES):
+        runner.execute(f"optimize table default.{table} final")
 
 
 def storage(runner) -> dict:
@@ -288,7 +298,7 @@ def main() -> None:
               f"over 24 h; {platform.processor() or platform.machine()}, "
               f"{len(__import__('os').sched_getaffinity(0))} cores", flush=True)
         took = generate(runner, args.spans, t0)
-        runner.execute("optimize table default.otel_traces final")  # merged, as at rest
+        optimize(runner)  # merged, as at rest
         print("generated: " + ", ".join(f"{k} {v:.1f} s" for k, v in took.items()), flush=True)
         mat = materialize_slice(runner, t0, args.slice_minutes, now)
         print(f"materializer: {mat['spans']:,} spans, {mat['tasks']:,} tasks in "
@@ -299,6 +309,7 @@ def main() -> None:
         print("questions over 24 h:", flush=True)
         questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
                                    args.spans // SPANS_PER_TASK)
+        optimize(runner)
         disk = storage(runner)
         for table, row in disk["tables"].items():
             print(f"  {table:22s} {row['rows']:>12,} rows {row['bytes'] / 2**20:9.1f} MiB "

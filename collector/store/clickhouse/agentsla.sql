@@ -12,23 +12,26 @@ ORDER BY task_id;
 -- What materialization adds to each span of the traces table: its task, its failure reason
 -- (collector/processing's Python rules, not repeated in SQL) and its logical call and attempt.
 create table if not exists $database.agentsla_span_facts (
-    trace_id String,
-    span_id String,
-    task_id String,
+    trace_id String CODEC(ZSTD(1)),
+    span_id String CODEC(ZSTD(1)),
+    task_id String CODEC(ZSTD(1)),
     error_type Nullable(String),
     is_error Bool,
-    call_id Nullable(String),
+    call_id Nullable(String) CODEC(ZSTD(1)),
     attempt Nullable(Int32),
     version UInt64
 ) ENGINE = ReplacingMergeTree(version)
-ORDER BY (trace_id, span_id);
+ORDER BY (trace_id, span_id)
+-- A pass looks up thousands of random trace ids, each in its own granule: small granules read
+-- ~1/8 of the rows 8192 would (measured: 2.3 -> 0.4 s CPU for 7,000 traces of 10M facts).
+SETTINGS index_granularity = 1024;
 
 -- Which traces hold each task (one row per task and trace, written with its span facts), so a
 -- task's spans are read by trace id (the `spans` view's join then reads only those facts)
 -- instead of by the task id of every span. 1 drops a trace that moved to its declared task.
 create table if not exists $database.agentsla_task_traces (
-    task_id String,
-    trace_id String,
+    task_id String CODEC(ZSTD(1)),
+    trace_id String CODEC(ZSTD(1)),
     version UInt64,
     is_deleted UInt8 DEFAULT 0
 ) ENGINE = ReplacingMergeTree(version, is_deleted)

@@ -95,8 +95,9 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
     `agentsla_traces` (attributes as string maps, whichever the variant), `spans`, `tasks`."""
     task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
                                    for name, sql_type, _, _ in TASK_COLUMNS)
-    hop_span_columns = ",\n    ".join(f"{name} {sql_type}"
-                                       for name, sql_type in HOP_SPAN_COLUMNS.items())
+    hop_span_columns = ",\n    ".join(  # the exporter's codecs; end_ns is the sort key
+        f"{name} {sql_type} CODEC({'Delta(8), ' if name == 'end_ns' else ''}ZSTD(1))"
+        for name, sql_type in HOP_SPAN_COLUMNS.items())
     own = statements(Template(_file("agentsla.sql")).substitute(
         database=identifier(database), task_columns=task_columns,
         hop_span_columns=hop_span_columns))
