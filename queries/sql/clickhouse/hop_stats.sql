@@ -10,14 +10,11 @@ per_hop as (
     group by w.grp
 ),
 hist as (
+    -- both metrics from one read of the window (an array join, not a union of two reads)
     select grp, metric, {{hist_bucket}} as bucket, count() as count
-    from (
-        select grp, 'latency_ms' as metric, duration_ms as value
-        from window_spans
-        union all
-        select grp, 'ttft_ms', ttft_ms
-        from window_spans
-    )
+    from (select grp, m.1 as metric, m.2 as value
+          from window_spans
+          array join [('latency_ms', duration_ms), ('ttft_ms', ttft_ms)] as m)
     where value is not null
     group by grp, metric, bucket
 ),
