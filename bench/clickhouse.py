@@ -26,8 +26,10 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
   sla_by tenant, hop_stats, root_causes, budget_waterfall, the three series at 1 h steps, and
   task lookup (get_task of a random task, a different one each run). /findings has no
   ClickHouse SQL yet (501), so it is not timed;
-- storage, after OPTIMIZE FINAL of every table (merged, as at rest): bytes on disk per row of
-  each table from system.parts, otel_traces' biggest columns from system.columns.
+- storage: bytes on disk per row of each table from system.parts (active parts; otel_traces
+  after OPTIMIZE FINAL, agentsla's tables as inserted in one statement each, plus the slice's
+  re-judged rows: merging them all took longer than the rest of a 20M run here), otel_traces'
+  biggest columns from system.columns.
 """
 
 from __future__ import annotations
@@ -51,8 +53,6 @@ from agentsla.queries import budget, hops, root_causes, sla, tasks
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 
 SPANS_PER_TASK = 10
-AGENTSLA_TABLES = ("agentsla_tasks", "agentsla_span_facts", "agentsla_task_traces",
-                   "agentsla_hop_spans")
 DAY_NS = 86400 * NS
 MS = 10**6
 
@@ -258,12 +258,6 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) 
     return out
 
 
-def optimize(runner) -> None:
-    """Merge every table's parts (OPTIMIZE FINAL), as a store at rest has them."""
-    for table in ("otel_traces", *AGENTSLA_TABLES):
-        runner.execute(f"optimize table default.{table} final")
-
-
 def storage(runner) -> dict:
     """Bytes on disk per row of each table, and otel_traces' biggest columns."""
     parts = runner.arrow(
@@ -298,7 +292,7 @@ def main() -> None:
               f"over 24 h; {platform.processor() or platform.machine()}, "
               f"{len(__import__('os').sched_getaffinity(0))} cores", flush=True)
         took = generate(runner, args.spans, t0)
-        optimize(runner)  # merged, as at rest
+        runner.execute("optimize table default.otel_traces final")  # merged, as at rest
         print("generated: " + ", ".join(f"{k} {v:.1f} s" for k, v in took.items()), flush=True)
         mat = materialize_slice(runner, t0, args.slice_minutes, now)
         print(f"materializer: {mat['spans']:,} spans, {mat['tasks']:,} tasks in "
@@ -309,7 +303,6 @@ def main() -> None:
         print("questions over 24 h:", flush=True)
         questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
                                    args.spans // SPANS_PER_TASK)
-        optimize(runner)
         disk = storage(runner)
         for table, row in disk["tables"].items():
             print(f"  {table:22s} {row['rows']:>12,} rows {row['bytes'] / 2**20:9.1f} MiB "
