@@ -386,12 +386,13 @@ def test_later_converted_rules_on_out_of_order_traffic(tmp_path: Path):
         con.close()
 
 
-def test_a_lost_task_found_again_counts_once_among_the_finished():
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_lost_task_found_again_counts_once_among_the_finished(declared):
     # Six rejected tasks and one declared lost (its root late), then found again when its root
-    # arrives: its end moves back from the lost deadline to the root's end, so the rejected
-    # share is 6 of 7 finished tasks both ways. (Evidence keyed by a task's end would keep the
-    # lost row in the deadline's minute, which the writer does not mark dirty: rejections
-    # stays on the raw path for that reason, docs/findings.md.)
+    # arrives (declaring a task id: the trace moves to that task, the lost row is deleted): its
+    # end moves back from the lost deadline, minutes later, to the root's end, so the rejected
+    # share is 6 of 7 finished tasks both ways. The writer marks the replaced row's minute
+    # dirty, else the stored evidence would keep the lost row there.
     spans = [make_span(trace_id=f"{i:032x}", span_id=f"{i:016x}", hop_kind="gateway",
                        start_ms=i * 1000, end_ms=i * 1000 + 50, error_type="rejected",
                        status_code="error", http_status=503) for i in range(6)]
@@ -403,7 +404,12 @@ def test_a_lost_task_found_again_counts_once_among_the_finished():
     writer.write([child], now_ns=BASE_NS + NS)
     writer.sweep_lost(now_ns=BASE_NS + 600 * NS)
     _refresh_all(store)
-    writer.write([root], now_ns=BASE_NS + 700 * NS)
+    assert con.execute("select outcome from tasks where trace_id = ?", ["f" * 32]).fetchone() == (
+        "lost",)
+    writer.write([{**root, "task_id": "declared" if declared else None}],
+                 now_ns=BASE_NS + 700 * NS)
+    assert con.execute("select task_id, outcome from tasks where trace_id = ?", ["f" * 32]
+                       ).fetchall() == [("declared" if declared else "f" * 32, "success")]
     _refresh_all(store)
     raw, stored = _both(store, BASE_NS - 600 * NS, BASE_NS + 3600 * NS, "saturation")
     assert [(f["rule"], f["evidence"]) for f in raw] == [
