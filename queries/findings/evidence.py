@@ -35,7 +35,8 @@ QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget
              "idle_gaps_between_children", "retry_storms", "failing_failovers",
              "rising_queue_waits", "steps_beyond_limit", "children_exceeding_parent_timeout",
              "loop_limit_errors", "slow_first_tokens", "long_calls_without_timeout",
-             "work_after_cutoff", "long_prompts_timing_out", "rejections")
+             "work_after_cutoff", "long_prompts_timing_out", "rejections",
+             "absorbed_rate_limits")
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on

@@ -213,15 +213,17 @@ def test_out_of_order_traffic_with_rounds_between_batches(tmp_path: Path):
             if n % 3 == 0:
                 writer.sweep_lost(now_ns=now)
             evidence.refresh(store, TH, budget_minutes=4)  # leaves minutes dirty
-            for start, end in windows[n % 3:n % 3 + 1]:  # the types with converted rules (the others: raw)
-                raw, stored = _both(store, start, end, "retry_amplification")
-                assert stored == raw, (n, start, end)
+            for start, end in windows[n % 3:n % 3 + 1]:
+                for kind in ("retry_amplification", "rate_limit_masking"):
+                    raw, stored = _both(store, start, end, kind)
+                    assert stored == raw, (n, kind, start, end)
         assert _refresh_all(store) > 0
         for start, end in windows:
             raw, stored = _both(store, start, end)
             assert stored == raw and _stored_ns(store, start, end) > 0
         kinds = {f["rule"] for f in raw}
-        assert {"attempts_per_call", "retried_timeouts"} <= kinds  # the traffic exercises both
+        # the traffic exercises these
+        assert {"attempts_per_call", "retried_timeouts", "absorbed_429s"} <= kinds
     finally:
         con.close()
 
@@ -282,7 +284,7 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
 
 #: The detector types of the questions converted after the first four, each checked alone.
 CONVERTED_TYPES = ("runaway_loop", "stream_stall", "missing_timeout",
-                   "ghost_work", "context_growth")
+                   "ghost_work", "context_growth", "saturation", "rate_limit_masking")
 
 
 @pytest.mark.parametrize("kind", CONVERTED_TYPES)
@@ -299,7 +301,7 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
     """Tasks over ~20 minutes raising the later converted rules: rejected roots, calls without
     a timeout (mostly brief, some long for their hop, some over 30 s), streams slow to their
     first token, long prompts timing out, work after the root ended, loops stopped by their
-    limit; spans straddle minutes."""
+    limit, 429s a retry absorbed (numbered or not); spans straddle minutes."""
     spans = []
     for n in range(tasks):
         trace = f"{n:030x}ab"
@@ -315,7 +317,7 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
             continue
         for call in range(rng.randint(1, 4)):
             start = t0 + rng.uniform(0, root_end - t0)
-            kind = rng.choice(("untimed", "stream", "prompt", "agent"))
+            kind = rng.choice(("untimed", "stream", "prompt", "agent", "rated"))
             ghost = rng.random() < 0.1  # runs past the root's end
             end = (root_end + rng.uniform(1_000, 20_000) if ghost
                    else min(root_end, start + rng.uniform(50, 20_000)))
@@ -342,6 +344,18 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
                     input_tokens=rng.randint(9_000, 20_000) if timed_out
                     else rng.randint(200, 3_000),
                     **({"error_type": "timeout", "status_code": "error"} if timed_out else {})))
+            elif kind == "rated":
+                # a 429 (sometimes two), then the attempt that succeeds
+                numbered, tries = rng.random() < 0.5, rng.choice((1, 1, 2))
+                for attempt in range(tries + 1):
+                    first = start + attempt * rng.uniform(100, 3_000)
+                    spans.append(make_span(
+                        **{**common, "span_id": f"{n:08x}{call:04x}{attempt:04x}",
+                           "start_ms": first, "end_ms": first + rng.uniform(20, 2_000)},
+                        hop_kind="model", hop_name="mistral", hop_timeout_ms=30_000.0,
+                        retry_attempt=attempt if numbered else None,
+                        **({"error_type": "rate_limited", "status_code": "error",
+                            "http_status": 429} if attempt < tries else {})))
             else:
                 stopped = rng.random() < 0.3
                 spans.append(make_span(**common, hop_kind="agent", hop_name="planner",
