@@ -36,7 +36,11 @@ QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget
              "rising_queue_waits", "steps_beyond_limit", "children_exceeding_parent_timeout",
              "loop_limit_errors", "slow_first_tokens", "long_calls_without_timeout",
              "work_after_cutoff", "long_prompts_timing_out", "rejections",
-             "absorbed_rate_limits")
+             "absorbed_rate_limits", "growing_contexts")
+
+#: Questions whose evidence is keyed finer than a hop or task type: the rest of the key is the
+#: label (a task type's rule), which their verdicts merge examples and tallies by.
+LABEL_KEYED = frozenset({"growing_contexts"})
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
@@ -102,14 +106,16 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     for lo, hi in raw:
         store.rows("findings/evidence_raw", _range(params, lo, hi),
                    evidence=f"evidence_{question}")
-    return store.rows(f"findings/{question}", params)
+    part = {"evidence_part": "evidence_label"} if question in LABEL_KEYED else {}
+    return store.rows(f"findings/{question}", params, **part)
 
 
 def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
     # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
-    # reach_ns: where the parents, roots and tasks of its spans may start
+    # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
-            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS}
+            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
+            "reach_end_ns": hi + SPAN_SLACK_NS}
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
