@@ -36,11 +36,12 @@ QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget
              "rising_queue_waits", "steps_beyond_limit", "children_exceeding_parent_timeout",
              "loop_limit_errors", "slow_first_tokens", "long_calls_without_timeout",
              "work_after_cutoff", "long_prompts_timing_out", "rejections",
-             "absorbed_rate_limits", "growing_contexts")
+             "absorbed_rate_limits", "growing_contexts", "polling_loops")
 
 #: Questions whose evidence is keyed finer than a hop or task type: the rest of the key is the
-#: label (a task type's rule), which their verdicts merge examples and tallies by.
-LABEL_KEYED = frozenset({"growing_contexts"})
+#: label (a task type's rule, a hop's polled name), which their verdicts merge examples and
+#: tallies by.
+LABEL_KEYED = frozenset({"growing_contexts", "polling_loops"})
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
@@ -115,7 +116,7 @@ def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
     # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
             "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
-            "reach_end_ns": hi + SPAN_SLACK_NS}
+            "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS}
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],

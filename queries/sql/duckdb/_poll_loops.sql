@@ -4,12 +4,15 @@
 -- $polling_max_cv), whatever their durations: polls may fill the parent's timeline. Model
 -- calls are steps of work, never polls, and a parent that does other work between the repeats
 -- (an agent alternating model and tool calls) is looping, not polling. One row per
--- (trace_id, parent_span_id, poll_name).
+-- (trace_id, parent_span_id, poll_name). Parents are those that ended in [$lo_ns, $hi_ns);
+-- their children are those that started within $span_slack_ns (30 min) of the parent's end,
+-- read among the spans that started in [$reach_ns, $reach_end_ns) (the time columns' zone maps
+-- bound the scan), so a parent's children do not depend on the range it is asked in.
 poll_parents as (
-    -- spans that ended in the window (any of them may poll)
+    -- spans that ended in the range (any of them may poll)
     select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
     from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
+    where end_ns >= $lo_ns and end_ns < $hi_ns
 ),
 polls as (
     select
@@ -18,7 +21,10 @@ polls as (
                                            order by c.start_ns) as step_ns
     from spans c
     semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    where c.hop_kind is distinct from 'model'
+                            and c.start_ns >= p.end_ns - $span_slack_ns
+                            and c.start_ns < p.end_ns + $span_slack_ns
+    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
+      and c.hop_kind is distinct from 'model'
 ),
 poll_candidates as (
     select
@@ -41,4 +47,5 @@ poll_loops as (
     anti join spans w on w.trace_id = l.trace_id and w.parent_span_id = l.parent_span_id
                      and w.name <> l.poll_name and w.hop_kind in ('model', 'tool', 'agent')
                      and w.start_ns > l.first_poll_ns and w.start_ns < l.last_poll_ns
+                     and w.start_ns >= $reach_ns and w.start_ns < $reach_end_ns
 )

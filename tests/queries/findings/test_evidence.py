@@ -284,7 +284,8 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
 
 #: The detector types of the questions converted after the first four, each checked alone.
 CONVERTED_TYPES = ("runaway_loop", "stream_stall", "missing_timeout",
-                   "ghost_work", "context_growth", "saturation", "rate_limit_masking")
+                   "ghost_work", "context_growth", "saturation", "rate_limit_masking",
+                   "wait_amplification")
 
 
 @pytest.mark.parametrize("kind", CONVERTED_TYPES)
@@ -301,7 +302,8 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
     """Tasks over ~20 minutes raising the later converted rules: rejected roots, calls without
     a timeout (mostly brief, some long for their hop, some over 30 s), streams slow to their
     first token, long prompts timing out, work after the root ended, loops stopped by their
-    limit, 429s a retry absorbed (numbered or not); spans straddle minutes."""
+    limit, 429s a retry absorbed (numbered or not), agents polling for a job (in the trace
+    or not) every 2-4 s; spans straddle minutes."""
     spans = []
     for n in range(tasks):
         trace = f"{n:030x}ab"
@@ -317,11 +319,11 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
             continue
         for call in range(rng.randint(1, 4)):
             start = t0 + rng.uniform(0, root_end - t0)
-            kind = rng.choice(("untimed", "stream", "prompt", "agent", "rated"))
+            kind = rng.choice(("untimed", "stream", "prompt", "agent", "rated", "poll"))
             ghost = rng.random() < 0.1  # runs past the root's end
             end = (root_end + rng.uniform(1_000, 20_000) if ghost
                    else min(root_end, start + rng.uniform(50, 20_000)))
-            common = dict(trace_id=trace, span_id=f"{n:08x}{call:08x}", parent=root,
+            common = dict(trace_id=trace, span_id=f"{n:08x}{call:02x}d00000", parent=root,
                           start_ms=start, end_ms=end)
             if kind == "untimed":
                 # fetch: brief, some over 30 s; crawl: ~1 s, its 6-14 s calls long or not by
@@ -344,13 +346,29 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
                     input_tokens=rng.randint(9_000, 20_000) if timed_out
                     else rng.randint(200, 3_000),
                     **({"error_type": "timeout", "status_code": "error"} if timed_out else {})))
+            elif kind == "poll":
+                # polls every 2-4 s until they see the job (a sibling, or elsewhere) done
+                step, count = rng.uniform(2_000, 4_000), rng.randint(5, 9)
+                waiter = make_span(**{**common, "end_ms": start + step * count + 200},
+                                   hop_kind="agent", hop_name="waiter")
+                spans.append(waiter)
+                if rng.random() < 0.7:
+                    spans.append(make_span(
+                        trace_id=trace, span_id=f"{n:08x}{call:02x}b00000", parent=root,
+                        hop_kind="tool", hop_name="job", start_ms=start,
+                        end_ms=start + step * (count - 1) - rng.uniform(50, step)))
+                for i in range(count):
+                    spans.append(make_span(
+                        trace_id=trace, span_id=f"{n:08x}{call:02x}a{i:05x}", parent=waiter,
+                        hop_kind="tool", name="GET /jobs", start_ms=start + i * step + 50,
+                        end_ms=start + i * step + 150))
             elif kind == "rated":
                 # a 429 (sometimes two), then the attempt that succeeds
                 numbered, tries = rng.random() < 0.5, rng.choice((1, 1, 2))
                 for attempt in range(tries + 1):
                     first = start + attempt * rng.uniform(100, 3_000)
                     spans.append(make_span(
-                        **{**common, "span_id": f"{n:08x}{call:04x}{attempt:04x}",
+                        **{**common, "span_id": f"{n:08x}{call:02x}c{attempt:05x}",
                            "start_ms": first, "end_ms": first + rng.uniform(20, 2_000)},
                         hop_kind="model", hop_name="mistral", hop_timeout_ms=30_000.0,
                         retry_attempt=attempt if numbered else None,
