@@ -5,7 +5,7 @@ with recursive recent_keys as (
     where end_ns >= $start_ns and end_ns < $end_ns
       and idempotency_key is not null and not coalesce(is_error, false)
 ),
-executions as (
+executions as materialized (
     select s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.hop_name,
            s.idempotency_key, s.end_ns
     from spans s
@@ -21,6 +21,12 @@ shared_traces as (
     group by all
     having count(*) > 1
 ),
+trace_spans as materialized (
+    -- the spans of those traces, read once (the recursion below joins them at every step)
+    select s.trace_id, s.span_id, s.parent_span_id
+    from spans s
+    semi join shared_traces t on t.trace_id = s.trace_id
+),
 chain(trace_id, span_id, ancestor_id) as (
     -- the ancestors of those executions; `union` drops repeats, so a parent cycle ends
     select e.trace_id, e.span_id, e.parent_span_id
@@ -30,7 +36,7 @@ chain(trace_id, span_id, ancestor_id) as (
     union
     select c.trace_id, c.span_id, p.parent_span_id
     from chain c
-    join spans p on p.trace_id = c.trace_id and p.span_id = c.ancestor_id
+    join trace_spans p on p.trace_id = c.trace_id and p.span_id = c.ancestor_id
     where p.parent_span_id is not null
 ),
 carriers as (
