@@ -1,9 +1,21 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
-with recursive recent_keys as (
-    select distinct hop_kind, hop_name, idempotency_key
+with recursive repeated_keys as materialized (
+    -- only a key executed successfully more than once (innermost or not) can be duplicated:
+    -- one pass over the keys of all times, cheaper than matching every key of the window
+    select hop_kind, hop_name, idempotency_key
     from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
-      and idempotency_key is not null and not coalesce(is_error, false)
+    where idempotency_key is not null and not coalesce(is_error, false)
+    group by all
+    having count(*) > 1
+),
+recent_keys as (
+    select distinct s.hop_kind, s.hop_name, s.idempotency_key
+    from spans s
+    semi join repeated_keys k on k.idempotency_key = s.idempotency_key
+                             and k.hop_kind is not distinct from s.hop_kind
+                             and k.hop_name is not distinct from s.hop_name
+    where s.end_ns >= $start_ns and s.end_ns < $end_ns
+      and s.idempotency_key is not null and not coalesce(s.is_error, false)
 ),
 executions as materialized (
     select s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.hop_name,
