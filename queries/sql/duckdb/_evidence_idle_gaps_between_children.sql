@@ -10,11 +10,10 @@ children as (
         coalesce(c.attempt, c.retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
         max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
-    from spans c
+    from poll_family c
     semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
                             and c.start_ns >= p.end_ns - $span_slack_ns
                             and c.start_ns < p.end_ns + $span_slack_ns
-    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
 ),
 gaps as (
     select *, (start_ns - prev_end_ns) / 1e6 as gap_ms

@@ -16,18 +16,16 @@ loop_polls as (
 under_polls as (
     -- what the polls did (their HTTP client spans, two levels down) is never the awaited job
     select c.trace_id, c.span_id
-    from spans c
+    from poll_family c
     semi join loop_polls p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
 ),
 not_the_job as (
     select trace_id, span_id from loop_polls
     union all select trace_id, span_id from under_polls
     union all
     select c.trace_id, c.span_id
-    from spans c
+    from poll_family c
     semi join under_polls u on u.trace_id = c.trace_id and u.span_id = c.parent_span_id
-    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
 ),
 jobs as (
     -- the awaited job: the trace's span that ended last while the loop polled, before the

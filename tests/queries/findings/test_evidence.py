@@ -128,6 +128,25 @@ def test_other_thresholds_than_the_stored_evidence_s_read_raw_rows(shapes):
     _refresh_all(store)  # back to the defaults for the module's other tests
 
 
+def test_evidence_of_an_earlier_version_of_a_query_is_computed_again(shapes):
+    # A question's stored name holds a digest of its evidence query: evidence stored by another
+    # version of the query (here renamed as if it were) is forgotten, every minute computed again.
+    con, store = shapes
+    _refresh_all(store)
+    (current,) = con.execute("select question from evidence_questions "
+                             "where question like 'attempts_per_call@%'").fetchone()
+    for table in ("finding_evidence", "evidence_questions"):
+        con.execute(f"update {table} set question = 'attempts_per_call@0123456789ab' "
+                    "where question = ?", [current])
+    assert _refresh_all(store) > 0
+    assert con.execute("select count(*) from finding_evidence where question like "
+                       "'attempts_per_call@0123456789ab'").fetchone() == (0,)
+    assert con.execute("select count(*) from finding_evidence where question = ?",
+                       [current]).fetchone()[0] > 0
+    raw, stored = _both(store, *EVERYTHING, "retry_amplification")
+    assert stored == raw and raw
+
+
 def _timed_out_call(at_ms: float, attempts: int) -> Trace:
     t = Trace(at_ms=at_ms, root_end_ms=100_000)
     for attempt in range(attempts):
