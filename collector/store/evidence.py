@@ -4,7 +4,8 @@ The findings worker (queries/findings/evidence.py) stores each finding question'
 minute in `finding_evidence`. Evidence of a minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
 children, a task's spans are all one task's), so the writer records, in the transaction that
 changes them, the minutes from the first start to the last end of every task it re-materializes
-(`evidence_dirty`, inclusive minute bounds). The writer only ever inserts into that table and
+(`evidence_dirty`, inclusive minute bounds), and the end minute of each finished task row it
+replaces or deletes (a lost task found again, or moved to its declared task, ended elsewhere). The writer only ever inserts into that table and
 the worker only deletes rows it has seen, so the two never conflict. A minute no dirty range
 covers has its evidence stored (none, when it holds no spans). See docs/findings.md.
 """
@@ -41,13 +42,15 @@ BACKFILL = (
 )
 
 
-def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> list[tuple[int, int]]:
+def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
+                    replaced_ends: Iterable[int] = ()) -> list[tuple[int, int]]:
     """Merge each task's minutes (its spans and its row: start to end) into disjoint runs.
 
-    `tasks` yields (span rows, task row) of the tasks a batch re-materialized. Returns
-    inclusive (first minute, last minute) pairs in unix ns, adjacent runs joined.
+    `tasks` yields (span rows, task row) of the tasks a batch re-materialized;
+    `replaced_ends` are the ends of the stored rows it replaced (their minutes count too).
+    Returns inclusive (first minute, last minute) pairs in unix ns, adjacent runs joined.
     """
-    ranges = []
+    ranges = [(end // MINUTE_NS, end // MINUTE_NS) for end in replaced_ends]
     for spans, row in tasks:
         times = [t for s in spans for t in (s.get("start_ns"), s.get("end_ns")) if t is not None]
         times += [t for t in (row.get("start_ns"), row.get("end_ns")) if t is not None]
@@ -62,9 +65,11 @@ def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> list[
     return [(lo * MINUTE_NS, hi * MINUTE_NS) for lo, hi in runs]
 
 
-def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]]) -> None:
-    """Record, in the caller's transaction, the minutes whose evidence these tasks changed."""
-    runs = changed_minutes(tasks)
+def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
+                 replaced_ends: Iterable[int] = ()) -> None:
+    """Record, in the caller's transaction, the minutes whose evidence these tasks changed
+    (and those of the replaced rows' ends: evidence counted at a task's end moves with it)."""
+    runs = changed_minutes(tasks, replaced_ends)
     if runs:  # one Arrow insert: DuckDB runs an executemany row by row, on the writer's path
         lo, hi = zip(*runs)
         con.register("dirty_runs", pa.table({"lo": pa.array(lo, pa.int64()),

@@ -269,6 +269,7 @@ class TaskWriter:
             self.con.execute("update span_store set task_id = ? where task_id = ? and trace_id = ?",
                              [new_task, old_task, trace_id])
             self.rollups.remove_tasks([old_task])
+            mark_changed(self.con, (), self._stored_ends([old_task]))
             self.con.execute("delete from task_store where task_id = ?", [old_task])
             self.con.execute("update trace_task set task_id = ? where trace_id = ?",
                              [new_task, trace_id])
@@ -319,6 +320,11 @@ class TaskWriter:
                 f"({', '.join('?' * len(chunk))})", chunk).fetchall()
         return found
 
+    def _stored_ends(self, task_ids: list[str]) -> list[int]:
+        """The ends of these tasks' stored rows (finished ones have one)."""
+        return [end for _, end in self._point_lookup("task_store", "task_id", "end_ns", task_ids)
+                if end is not None]
+
     def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
         new_rows: list[Row] = []
         for task_id, task_rows in by_task.items():
@@ -363,7 +369,10 @@ class TaskWriter:
                 state.stored, state.finished = True, bool(done.row["finished"])
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
         self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
-        mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored))
+        # a stored row that was finished may end outside its spans (a lost deadline)
+        ended = self._stored_ends([r["task_id"] for r in stored if r["finished"]])
+        mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored),
+                     ended)
         self._store_tasks(new, "insert")
         self._store_tasks(stored, "insert or replace")
         self._update_calls(renumbered)

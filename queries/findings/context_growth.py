@@ -37,7 +37,7 @@ def growing_contexts(store: ReadStore, params) -> list[dict]:
     latency_factor, ms_per_1k_tokens, timeouts_or_overflows, examples (the last call of each
     task), first_ns, last_ns (medians over the tasks).
     """
-    return store.rows("findings/growing_contexts", params)
+    return evidence.ask(store, "growing_contexts", params)
 
 
 def long_prompts_timing_out(store: ReadStore, params) -> list[dict]:

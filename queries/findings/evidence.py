@@ -35,7 +35,17 @@ QUESTIONS = ("attempts_per_call", "retried_timeouts", "timeouts_exceeding_budget
              "idle_gaps_between_children", "retry_storms", "failing_failovers",
              "rising_queue_waits", "steps_beyond_limit", "children_exceeding_parent_timeout",
              "loop_limit_errors", "slow_first_tokens", "long_calls_without_timeout",
-             "work_after_cutoff", "long_prompts_timing_out")
+             "work_after_cutoff", "long_prompts_timing_out", "rejections",
+             "absorbed_rate_limits", "growing_contexts", "polling_loops")
+
+#: The snippets a verdict is asked with: the rest of the key of those keyed finer than a hop or
+#: task type (the label: a task type's rule, a hop's polled name), which they merge examples
+#: and tallies by; the keys of histogram quantiles.
+VERDICT_SNIPPETS = {
+    "growing_contexts": {"evidence_part": "evidence_label"},
+    "polling_loops": {"evidence_part": "evidence_label"},
+    "absorbed_rate_limits": {"hist_keys": "hop_keys"},
+}
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
@@ -76,14 +86,13 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
 
 
 def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) -> str:
-    """Name a question's stored evidence: the question, and the thresholds its evidence
-    query depends on (when it does), so evidence of other thresholds is never mixed in."""
+    """Name a question's stored evidence: the question, with a digest of its evidence query
+    and of the thresholds that query depends on, so evidence of other thresholds, or of an
+    earlier version of the query, is never mixed in (the worker computes it again)."""
     sql = question_sql(getattr(store, "dialect", "duckdb"), "findings/evidence_raw",
                        {"evidence": f"evidence_{question}"})
     used = bound(sql, {k: thresholds[k] for k in DEFAULT_THRESHOLDS if k in thresholds})
-    if not used:
-        return question
-    digest = hashlib.sha1(repr(sorted(used.items())).encode()).hexdigest()[:12]
+    digest = hashlib.sha1((sql + repr(sorted(used.items()))).encode()).hexdigest()[:12]
     return f"{question}@{digest}"
 
 
@@ -101,14 +110,15 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     for lo, hi in raw:
         store.rows("findings/evidence_raw", _range(params, lo, hi),
                    evidence=f"evidence_{question}")
-    return store.rows(f"findings/{question}", params)
+    return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
 
 
 def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
     # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
-    # reach_ns: where the parents, roots and tasks of its spans may start
+    # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
-            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS}
+            "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
+            "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS}
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],

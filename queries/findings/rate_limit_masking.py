@@ -6,6 +6,7 @@ attempt succeeded. Its latency is first start to last end: the price of the hidd
 
 from __future__ import annotations
 
+from agentsla.queries.findings import evidence
 from agentsla.queries.findings._finding import dur, hop_label, make_finding, pct
 from agentsla.queries.store import ReadStore
 
@@ -19,7 +20,7 @@ def absorbed_rate_limits(store: ReadStore, params) -> list[dict]:
     clean_p99_ms, masked_task_success (share of their tasks that succeeded or degraded),
     examples, first_ns, last_ns.
     """
-    return store.rows("findings/absorbed_rate_limits", params)
+    return evidence.ask(store, "absorbed_rate_limits", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

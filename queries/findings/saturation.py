@@ -29,7 +29,7 @@ def rejections(store: ReadStore, params) -> list[dict]:
 
     Columns: hop_kind, hop_name, rejected_tasks, rejected_share, examples, first_ns, last_ns.
     """
-    return store.rows("findings/rejections", params)
+    return evidence.ask(store, "rejections", params)
 
 
 def detect(store: ReadStore, params, th) -> list[dict]:

@@ -30,7 +30,7 @@ def polling_loops(store: ReadStore, params) -> list[dict]:
     per wait), max_late_ms, task_late_ms (median per task), late_seconds, late_share (of the
     parent's duration), examples, first_ns, last_ns.
     """
-    return store.rows("findings/polling_loops", params)
+    return evidence.ask(store, "polling_loops", params)
 
 
 def idle_gaps_between_children(store: ReadStore, params) -> list[dict]:

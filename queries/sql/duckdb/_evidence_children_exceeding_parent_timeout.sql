@@ -1,7 +1,7 @@
 -- snippet: evidence of findings/children_exceeding_parent_timeout for the parents with a
 -- timeout that ended in [$lo_ns, $hi_ns) and whose sequential children's worst cases sum past
--- it, per minute of that end and hop (their children read among the spans that started from
--- $reach_ns: a task's spans start within 30 min of it)
+-- it, per minute of that end and hop (their children: those that started within
+-- $span_slack_ns of the parent's end, whatever the range)
 with parents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, hop_timeout_ms, is_error, error_type,
            end_ns
@@ -18,7 +18,9 @@ child_calls as (
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
     from spans c
     semi join parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    where c.start_ns >= $reach_ns and c.start_ns < $end_ns
+                       and c.start_ns >= p.end_ns - $span_slack_ns
+                       and c.start_ns < p.end_ns + $span_slack_ns
+    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
       and coalesce(c.attempt, c.retry_attempt, 0) = 0 and c.hop_timeout_ms > 0
 ),
 sums as (

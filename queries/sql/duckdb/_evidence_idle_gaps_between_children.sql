@@ -1,7 +1,8 @@
 -- snippet: evidence of findings/idle_gaps_between_children for the idle parents that ended
--- in [$lo_ns, $hi_ns), per minute of that end and hop (their children read whole; parents
--- read from [$start_ns, $end_ns)). Which gaps, polls and parents count depends on thresholds
--- (the stored evidence is named with them: queries.findings.evidence.question_id).
+-- in [$lo_ns, $hi_ns), per minute of that end and hop (their children: those that started
+-- within $span_slack_ns of the parent's end, as poll_loops reads them). Which gaps, polls and parents count
+-- depends on thresholds (the stored evidence is named with them:
+-- queries.findings.evidence.question_id).
 with {{poll_loops}},
 children as (
     select
@@ -9,8 +10,10 @@ children as (
         coalesce(c.attempt, c.retry_attempt, 0) as attempt,  -- retry_attempt: not materialized yet
         max(c.end_ns) over (partition by c.trace_id, c.parent_span_id order by c.start_ns, c.end_ns
                             rows between unbounded preceding and 1 preceding) as prev_end_ns
-    from spans c
+    from poll_family c
     semi join poll_parents p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
+                            and c.start_ns >= p.end_ns - $span_slack_ns
+                            and c.start_ns < p.end_ns + $span_slack_ns
 ),
 gaps as (
     select *, (start_ns - prev_end_ns) / 1e6 as gap_ms
@@ -31,7 +34,6 @@ idle_parents as (
     join per_parent g on g.trace_id = p.trace_id and g.parent_span_id = p.span_id
     -- a parent that polls waits by design: the polling question reports it
     anti join poll_loops l on l.trace_id = p.trace_id and l.parent_span_id = p.span_id
-    where p.end_ns >= $lo_ns and p.end_ns < $hi_ns
 )
 select
     end_ns // 60000000000 * 60000000000 as minute_ns,

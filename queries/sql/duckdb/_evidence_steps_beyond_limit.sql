@@ -1,6 +1,6 @@
 -- snippet: evidence of findings/steps_beyond_limit for the agent runs over their loop limit
--- that ended in [$lo_ns, $hi_ns), per minute of that end and hop (their children read among
--- the spans that started from $reach_ns: a task's spans start within 30 min of it)
+-- that ended in [$lo_ns, $hi_ns), per minute of that end and hop (their children: those that
+-- started within $span_slack_ns of the agent's end, whatever the range)
 with agents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, loop_limit, end_ns
     from spans
@@ -14,7 +14,9 @@ steps as (
         count(*) as calls
     from spans c
     semi join agents a on a.trace_id = c.trace_id and a.span_id = c.parent_span_id
-    where c.start_ns >= $reach_ns and c.start_ns < $end_ns
+                      and c.start_ns >= a.end_ns - $span_slack_ns
+                      and c.start_ns < a.end_ns + $span_slack_ns
+    where c.start_ns >= $reach_ns and c.start_ns < $reach_end_ns
       and coalesce(c.attempt, c.retry_attempt, 0) = 0  -- retry_attempt: not materialized yet
     group by c.trace_id, c.parent_span_id
 ),

@@ -11,10 +11,19 @@ with timed_calls as (
       and hop_timeout_ms > 0
       and parent_span_id is not null
 ),
-around as (
-    select trace_id, span_id, start_ns, hop_timeout_ms, hop_name, budget_remaining_ms
-    from spans
+timed_tasks as (
+    select task_id, trace_id, root_span_id, budget_total_ms, start_ns, outcome
+    from tasks
+    semi join timed_calls c on c.task_id = tasks.task_id
     where start_ns >= $reach_ns and start_ns < $hi_ns
+),
+around as (
+    -- the spans of those calls' traces and tasks' traces (their parents and roots)
+    select s.trace_id, s.span_id, s.start_ns, s.hop_timeout_ms, s.hop_name, s.budget_remaining_ms
+    from spans s
+    semi join (select trace_id from timed_calls union select trace_id from timed_tasks) x
+           on x.trace_id = s.trace_id
+    where s.start_ns >= $reach_ns and s.start_ns < $hi_ns
 ),
 placed as (
     select
@@ -34,8 +43,7 @@ placed as (
         t.outcome in ('failed', 'budget_exhausted', 'lost') as task_bad
     from timed_calls c
     left join around p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
-    left join (select * from tasks where start_ns >= $reach_ns and start_ns < $hi_ns) t
-           on t.task_id = c.task_id
+    left join timed_tasks t on t.task_id = c.task_id
     left join around r on r.trace_id = t.trace_id and r.span_id = t.root_span_id
 ),
 judged as (

@@ -1,12 +1,13 @@
--- snippet `model_call_steps` (CTEs recent_tasks, model_calls, per_task) of the context_growth
--- questions: per task with a model call that ended in the window, its model calls in start
--- order summed up: how often the prompt grew or shrank, whether calls overlapped, the first and
--- last call's input tokens and latency, the latency slope per 1k tokens.
+-- snippet `model_call_steps` (CTEs recent_tasks, model_calls, per_task, task_models) of
+-- _evidence_growing_contexts.sql: per task with a model call that ended in [$lo_ns, $hi_ns),
+-- its model calls (among those that started from $reach_ns to $reach_end_ns: a task's spans
+-- start within 30 min of each other) in start order summed up: how often the prompt grew or
+-- shrank, whether calls overlapped, the first and last call's input tokens and latency, the
+-- latency slope per 1k tokens; end_ns is its last model call's end; and its most used model.
 recent_tasks as (
-    -- tasks with a model call that ended in the window
     select distinct task_id
     from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
+    where end_ns >= $lo_ns and end_ns < $hi_ns
       and hop_kind = 'model' and input_tokens is not null
 ),
 model_calls as (
@@ -18,6 +19,7 @@ model_calls as (
     from spans s
     semi join recent_tasks r on r.task_id = s.task_id
     where s.hop_kind = 'model' and s.input_tokens is not null
+      and s.start_ns >= $reach_ns and s.start_ns < $reach_end_ns
 ),
 per_task as (
     select
@@ -33,8 +35,13 @@ per_task as (
         regr_slope(duration_ms, input_tokens) * 1000 as ms_per_1k_tokens,
         arg_max(span_id, start_ns) as last_span_id,
         count(*) filter (where error_type in ('timeout', 'context_overflow')) as overflows,
-        mode(hop_name) as model,
         max(end_ns) as end_ns
     from model_calls
+    group by task_id
+),
+task_models as (
+    -- each task's most used model (the greatest of equals)
+    select task_id, arg_max(hop_name, {'n': calls, 'v': hop_name}) as model
+    from (select task_id, hop_name, count(*) as calls from model_calls group by all)
     group by task_id
 )

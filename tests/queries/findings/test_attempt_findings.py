@@ -39,6 +39,31 @@ def test_unnumbered_429s_absorbed_by_retries_are_rate_limit_masking(load):
         "masked_task_success": 1.0}
 
 
+def _clean_call_task(at_ms: float, latency_ms: float) -> Trace:
+    t = Trace(at_ms=at_ms, root_end_ms=latency_ms + 1_000)
+    agent = t.child(t.root, "agent", "planner", 5, latency_ms + 500)
+    t.child(agent, "model", "gpt-4o", 10, 10 + latency_ms)
+    return t
+
+
+def test_the_clean_p99_is_within_1_1_percent_of_the_exact_one(load):
+    # 300 clean calls of 100 ms + i × 37.3 ms and 20 calls absorbing two 429s each: the masked
+    # p99 stays exact (2990 ms); the clean one is read from the exponential histogram the
+    # rollups keep (docs/rollups.md), within 1.1 % of linear interpolation between the values
+    # at rank (n - 1) × 0.99, as quantile_cont computes it.
+    latencies = sorted(100 + i * 37.3 for i in range(300))
+    traces = [_clean_call_task(i * 20_000, ms) for i, ms in enumerate(latencies)]
+    traces += [_unnumbered_masked_task(10_000 + i * 20_000) for i in range(20)]
+    (found,) = _found(load, traces, "rate_limit_masking")
+    rank = (len(latencies) - 1) * 0.99
+    low = int(rank)
+    exact = latencies[low] + (rank - low) * (latencies[low + 1] - latencies[low])
+    assert found["evidence"]["masked_p99_ms"] == 2990.0
+    clean = found["evidence"]["clean_p99_ms"]
+    assert clean != round(exact, 3)  # the histogram's value, not the exact one
+    assert abs(clean - exact) <= 0.011 * exact
+
+
 def test_unnumbered_retries_count_as_attempts_per_call(load):
     # Ten tasks, each one call of three attempts (429, 429, 200): 3 attempts per logical call.
     found = _found(load, [_unnumbered_masked_task(i * 10_000) for i in range(10)],

@@ -128,6 +128,25 @@ def test_other_thresholds_than_the_stored_evidence_s_read_raw_rows(shapes):
     _refresh_all(store)  # back to the defaults for the module's other tests
 
 
+def test_evidence_of_an_earlier_version_of_a_query_is_computed_again(shapes):
+    # A question's stored name holds a digest of its evidence query: evidence stored by another
+    # version of the query (here renamed as if it were) is forgotten, every minute computed again.
+    con, store = shapes
+    _refresh_all(store)
+    (current,) = con.execute("select question from evidence_questions "
+                             "where question like 'attempts_per_call@%'").fetchone()
+    for table in ("finding_evidence", "evidence_questions"):
+        con.execute(f"update {table} set question = 'attempts_per_call@0123456789ab' "
+                    "where question = ?", [current])
+    assert _refresh_all(store) > 0
+    assert con.execute("select count(*) from finding_evidence where question like "
+                       "'attempts_per_call@0123456789ab'").fetchone() == (0,)
+    assert con.execute("select count(*) from finding_evidence where question = ?",
+                       [current]).fetchone()[0] > 0
+    raw, stored = _both(store, *EVERYTHING, "retry_amplification")
+    assert stored == raw and raw
+
+
 def _timed_out_call(at_ms: float, attempts: int) -> Trace:
     t = Trace(at_ms=at_ms, root_end_ms=100_000)
     for attempt in range(attempts):
@@ -213,15 +232,17 @@ def test_out_of_order_traffic_with_rounds_between_batches(tmp_path: Path):
             if n % 3 == 0:
                 writer.sweep_lost(now_ns=now)
             evidence.refresh(store, TH, budget_minutes=4)  # leaves minutes dirty
-            for start, end in windows[n % 3:n % 3 + 1]:  # the types with converted rules (the others: raw)
-                raw, stored = _both(store, start, end, "retry_amplification")
-                assert stored == raw, (n, start, end)
+            for start, end in windows[n % 3:n % 3 + 1]:
+                for kind in ("retry_amplification", "rate_limit_masking"):
+                    raw, stored = _both(store, start, end, kind)
+                    assert stored == raw, (n, kind, start, end)
         assert _refresh_all(store) > 0
         for start, end in windows:
             raw, stored = _both(store, start, end)
             assert stored == raw and _stored_ns(store, start, end) > 0
         kinds = {f["rule"] for f in raw}
-        assert {"attempts_per_call", "retried_timeouts"} <= kinds  # the traffic exercises both
+        # the traffic exercises these
+        assert {"attempts_per_call", "retried_timeouts", "absorbed_429s"} <= kinds
     finally:
         con.close()
 
@@ -282,7 +303,8 @@ def test_each_shape_hour_alone_gives_the_raw_findings_of_a_converted_rule(shapes
 
 #: The detector types of the questions converted after the first four, each checked alone.
 CONVERTED_TYPES = ("runaway_loop", "stream_stall", "missing_timeout",
-                   "ghost_work", "context_growth")
+                   "ghost_work", "context_growth", "saturation", "rate_limit_masking",
+                   "wait_amplification")
 
 
 @pytest.mark.parametrize("kind", CONVERTED_TYPES)
@@ -299,7 +321,8 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
     """Tasks over ~20 minutes raising the later converted rules: rejected roots, calls without
     a timeout (mostly brief, some long for their hop, some over 30 s), streams slow to their
     first token, long prompts timing out, work after the root ended, loops stopped by their
-    limit; spans straddle minutes."""
+    limit, 429s a retry absorbed (numbered or not), agents polling for a job (in the trace
+    or not) every 2-4 s; spans straddle minutes."""
     spans = []
     for n in range(tasks):
         trace = f"{n:030x}ab"
@@ -315,11 +338,11 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
             continue
         for call in range(rng.randint(1, 4)):
             start = t0 + rng.uniform(0, root_end - t0)
-            kind = rng.choice(("untimed", "stream", "prompt", "agent"))
+            kind = rng.choice(("untimed", "stream", "prompt", "agent", "rated", "poll"))
             ghost = rng.random() < 0.1  # runs past the root's end
             end = (root_end + rng.uniform(1_000, 20_000) if ghost
                    else min(root_end, start + rng.uniform(50, 20_000)))
-            common = dict(trace_id=trace, span_id=f"{n:08x}{call:08x}", parent=root,
+            common = dict(trace_id=trace, span_id=f"{n:08x}{call:02x}d00000", parent=root,
                           start_ms=start, end_ms=end)
             if kind == "untimed":
                 # fetch: brief, some over 30 s; crawl: ~1 s, its 6-14 s calls long or not by
@@ -342,6 +365,34 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
                     input_tokens=rng.randint(9_000, 20_000) if timed_out
                     else rng.randint(200, 3_000),
                     **({"error_type": "timeout", "status_code": "error"} if timed_out else {})))
+            elif kind == "poll":
+                # polls every 2-4 s until they see the job (a sibling, or elsewhere) done
+                step, count = rng.uniform(2_000, 4_000), rng.randint(5, 9)
+                waiter = make_span(**{**common, "end_ms": start + step * count + 200},
+                                   hop_kind="agent", hop_name="waiter")
+                spans.append(waiter)
+                if rng.random() < 0.7:
+                    spans.append(make_span(
+                        trace_id=trace, span_id=f"{n:08x}{call:02x}b00000", parent=root,
+                        hop_kind="tool", hop_name="job", start_ms=start,
+                        end_ms=start + step * (count - 1) - rng.uniform(50, step)))
+                for i in range(count):
+                    spans.append(make_span(
+                        trace_id=trace, span_id=f"{n:08x}{call:02x}a{i:05x}", parent=waiter,
+                        hop_kind="tool", name="GET /jobs", start_ms=start + i * step + 50,
+                        end_ms=start + i * step + 150))
+            elif kind == "rated":
+                # a 429 (sometimes two), then the attempt that succeeds
+                numbered, tries = rng.random() < 0.5, rng.choice((1, 1, 2))
+                for attempt in range(tries + 1):
+                    first = start + attempt * rng.uniform(100, 3_000)
+                    spans.append(make_span(
+                        **{**common, "span_id": f"{n:08x}{call:02x}c{attempt:05x}",
+                           "start_ms": first, "end_ms": first + rng.uniform(20, 2_000)},
+                        hop_kind="model", hop_name="mistral", hop_timeout_ms=30_000.0,
+                        retry_attempt=attempt if numbered else None,
+                        **({"error_type": "rate_limited", "status_code": "error",
+                            "http_status": 429} if attempt < tries else {})))
             else:
                 stopped = rng.random() < 0.3
                 spans.append(make_span(**common, hop_kind="agent", hop_name="planner",
@@ -386,12 +437,13 @@ def test_later_converted_rules_on_out_of_order_traffic(tmp_path: Path):
         con.close()
 
 
-def test_a_lost_task_found_again_counts_once_among_the_finished():
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_lost_task_found_again_counts_once_among_the_finished(declared):
     # Six rejected tasks and one declared lost (its root late), then found again when its root
-    # arrives: its end moves back from the lost deadline to the root's end, so the rejected
-    # share is 6 of 7 finished tasks both ways. (Evidence keyed by a task's end would keep the
-    # lost row in the deadline's minute, which the writer does not mark dirty: rejections
-    # stays on the raw path for that reason, docs/findings.md.)
+    # arrives (declaring a task id: the trace moves to that task, the lost row is deleted): its
+    # end moves back from the lost deadline, minutes later, to the root's end, so the rejected
+    # share is 6 of 7 finished tasks both ways. The writer marks the replaced row's minute
+    # dirty, else the stored evidence would keep the lost row there.
     spans = [make_span(trace_id=f"{i:032x}", span_id=f"{i:016x}", hop_kind="gateway",
                        start_ms=i * 1000, end_ms=i * 1000 + 50, error_type="rejected",
                        status_code="error", http_status=503) for i in range(6)]
@@ -403,7 +455,12 @@ def test_a_lost_task_found_again_counts_once_among_the_finished():
     writer.write([child], now_ns=BASE_NS + NS)
     writer.sweep_lost(now_ns=BASE_NS + 600 * NS)
     _refresh_all(store)
-    writer.write([root], now_ns=BASE_NS + 700 * NS)
+    assert con.execute("select outcome from tasks where trace_id = ?", ["f" * 32]).fetchone() == (
+        "lost",)
+    writer.write([{**root, "task_id": "declared" if declared else None}],
+                 now_ns=BASE_NS + 700 * NS)
+    assert con.execute("select task_id, outcome from tasks where trace_id = ?", ["f" * 32]
+                       ).fetchall() == [("declared" if declared else "f" * 32, "success")]
     _refresh_all(store)
     raw, stored = _both(store, BASE_NS - 600 * NS, BASE_NS + 3600 * NS, "saturation")
     assert [(f["rule"], f["evidence"]) for f in raw] == [

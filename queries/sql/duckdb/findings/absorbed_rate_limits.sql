@@ -1,36 +1,58 @@
 -- queries.findings.rate_limit_masking.absorbed_rate_limits: which hops had 429s that retries absorbed, and what did it cost in latency?
-with {{attempts}},
-calls as (
+-- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_absorbed_rate_limits.sql)
+with masking as (
     select
-        task_id, hop_kind, hop_name,
-        count(*) filter (where error_type = 'rate_limited') as rate_limited,
-        not arg_max(coalesce(is_error, false), attempt) as succeeded,
-        (max(end_ns) - min(start_ns)) / 1e6 as latency_ms,
-        arg_max(span_id, attempt) as last_span_id,
-        max(end_ns) as end_ns
-    from attempts
-    group by trace_id, parent_span_id, hop_kind, hop_name, call_id, task_id
+        hop_kind, hop_name,
+        sum(n['calls'])::BIGINT as calls,
+        sum(n['masked_calls'])::BIGINT as masked_calls,
+        sum(n['absorbed_429s'])::BIGINT as absorbed_429s,
+        sum(n['masked_task_ok']) as masked_task_ok,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from temp.evidence_rows
+    group by hop_kind, hop_name
+    having sum(n['absorbed_429s']) >= $rate_limit_min_absorbed
+       and sum(n['masked_calls']) >= $rate_limit_min_share * sum(n['calls'])
 ),
-judged as (
-    select *, rate_limited > 0 and succeeded as masked
-    from calls
-)
+masked_p99 as (
+    -- the exact p99 of the masked calls, for the hops found masking only
+    select r.hop_kind, r.hop_name,
+           list_aggregate(flatten(list(r.vals['masked_ms'])), 'quantile_cont', 0.99)
+               as masked_p99_ms
+    from temp.evidence_rows r
+    semi join masking m on m.hop_kind is not distinct from r.hop_kind
+                       and m.hop_name is not distinct from r.hop_name
+    group by r.hop_kind, r.hop_name
+),
+hist as (
+    -- the clean calls' latency histogram of those hops, for their p99 (within 1.1 %)
+    select r.hop_kind, r.hop_name, 'latency_ms' as metric,
+           unnest(r.vals['clean_bucket'])::INTEGER as bucket, unnest(r.vals['clean_count']) as count
+    from temp.evidence_rows r
+    semi join masking m on m.hop_kind is not distinct from r.hop_kind
+                       and m.hop_name is not distinct from r.hop_name
+),
+probs as (
+    select 'latency_ms' as p_metric, 'p99' as label, 0.99 as q
+),
+{{hist_quantiles}},
+examples as ({{evidence_examples}})
 select
-    j.hop_kind, j.hop_name,
-    count(*) as calls,
-    count(*) filter (where j.masked) as masked_calls,
-    sum(j.rate_limited) filter (where j.masked) as absorbed_429s,
-    quantile_cont(j.latency_ms, 0.99) filter (where j.masked) as masked_p99_ms,
-    quantile_cont(j.latency_ms, 0.99) filter (where j.rate_limited = 0) as clean_p99_ms,
-    avg(case when k.outcome in ('success', 'degraded') then 1.0 else 0.0 end)
-        filter (where j.masked) as masked_task_success,
-    arg_max({'task_id': j.task_id, 'span_id': j.last_span_id}, j.latency_ms, 5)
-        filter (where j.masked) as examples,
-    min(j.end_ns) filter (where j.masked) as first_ns,
-    max(j.end_ns) filter (where j.masked) as last_ns
-from judged j
-left join tasks k on k.task_id = j.task_id
-group by j.hop_kind, j.hop_name
-having sum(j.rate_limited) filter (where j.masked) >= $rate_limit_min_absorbed
-   and count(*) filter (where j.masked) >= $rate_limit_min_share * count(*)
-order by absorbed_429s desc
+    m.hop_kind, m.hop_name,
+    m.calls,
+    m.masked_calls,
+    m.absorbed_429s,
+    q.masked_p99_ms,
+    c.value as clean_p99_ms,
+    m.masked_task_ok / m.masked_calls as masked_task_success,
+    e.examples,
+    m.first_ns,
+    m.last_ns
+from masking m
+join masked_p99 q on q.hop_kind is not distinct from m.hop_kind
+                 and q.hop_name is not distinct from m.hop_name
+left join quantiles c on c.hop_kind is not distinct from m.hop_kind
+                     and c.hop_name is not distinct from m.hop_name
+left join examples e on e.hop_kind is not distinct from m.hop_kind
+                    and e.hop_name is not distinct from m.hop_name
+order by m.absorbed_429s desc

@@ -1,11 +1,23 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
-with recursive recent_keys as (
-    select distinct hop_kind, hop_name, idempotency_key
+with recursive repeated_keys as materialized (
+    -- only a key executed successfully more than once (innermost or not) can be duplicated:
+    -- one pass over the keys of all times, cheaper than matching every key of the window
+    select hop_kind, hop_name, idempotency_key
     from spans
-    where end_ns >= $start_ns and end_ns < $end_ns
-      and idempotency_key is not null and not coalesce(is_error, false)
+    where idempotency_key is not null and not coalesce(is_error, false)
+    group by all
+    having count(*) > 1
 ),
-executions as (
+recent_keys as (
+    select distinct s.hop_kind, s.hop_name, s.idempotency_key
+    from spans s
+    semi join repeated_keys k on k.idempotency_key = s.idempotency_key
+                             and k.hop_kind is not distinct from s.hop_kind
+                             and k.hop_name is not distinct from s.hop_name
+    where s.end_ns >= $start_ns and s.end_ns < $end_ns
+      and s.idempotency_key is not null and not coalesce(s.is_error, false)
+),
+executions as materialized (
     select s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.hop_name,
            s.idempotency_key, s.end_ns
     from spans s
@@ -21,6 +33,12 @@ shared_traces as (
     group by all
     having count(*) > 1
 ),
+trace_spans as materialized (
+    -- the spans of those traces, read once (the recursion below joins them at every step)
+    select s.trace_id, s.span_id, s.parent_span_id
+    from spans s
+    semi join shared_traces t on t.trace_id = s.trace_id
+),
 chain(trace_id, span_id, ancestor_id) as (
     -- the ancestors of those executions; `union` drops repeats, so a parent cycle ends
     select e.trace_id, e.span_id, e.parent_span_id
@@ -30,7 +48,7 @@ chain(trace_id, span_id, ancestor_id) as (
     union
     select c.trace_id, c.span_id, p.parent_span_id
     from chain c
-    join spans p on p.trace_id = c.trace_id and p.span_id = c.ancestor_id
+    join trace_spans p on p.trace_id = c.trace_id and p.span_id = c.ancestor_id
     where p.parent_span_id is not null
 ),
 carriers as (

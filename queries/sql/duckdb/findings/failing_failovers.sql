@@ -12,11 +12,7 @@ with backups as (
 ),
 tallies as (
     -- the minutes' counts per failure type and per primary hop, added up
-    select hop_kind, hop_name, t.key[:strpos(t.key, '=') - 1] as what,
-           t.key[strpos(t.key, '=') + 1:] as value, sum(t.value) as times
-    from (select hop_kind, hop_name, unnest(map_entries(n)) as t from temp.evidence_rows)
-    where strpos(t.key, '=') > 0
-    group by all
+    {{evidence_tallies}}
 ),
 modes as (
     -- the most common of each (the greatest of equals)

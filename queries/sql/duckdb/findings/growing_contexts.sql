@@ -1,46 +1,47 @@
 -- queries.findings.context_growth.growing_contexts: which task types have model calls whose prompts grow step by step past the limit, or multiply over a short conversation while the model slows down?
-with {{model_call_steps}},
-classified as (
+-- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_growing_contexts.sql;
+-- the rule is the evidence's label)
+with growth as (
     select
-        *,
-        case
-            when growing_steps >= $context_growth_min_steps
-             and final_tokens > $context_growth_final_tokens then 'growing_context'
-            -- the short, steep kind: a conversation (no call overlaps the one before) whose
-            -- prompt multiplies (geometric mean growth per call) while the model slows down
-            when overlapping_calls = 0 and calls >= $context_multiply_min_calls
-             and first_tokens > 0 and final_tokens >= $context_multiply_min_tokens
-             and power(final_tokens / first_tokens, 1.0 / (calls - 1)) >= $context_multiply_factor
-             and final_ms >= $context_multiply_latency_factor * nullif(first_ms, 0)
-            then 'multiplying_context'
-        end as rule
-    from per_task
-    where shrinking_steps = 0
-      and end_ns >= $start_ns and end_ns < $end_ns
-)
+        task_type, label as rule,
+        sum(n['tasks'])::BIGINT as tasks,
+        list_aggregate(flatten(list(vals['calls'])), 'median') as calls_per_task,
+        list_aggregate(flatten(list(vals['first_tokens'])), 'median') as first_tokens,
+        list_aggregate(flatten(list(vals['final_tokens'])), 'median') as final_tokens,
+        max(n['max_final_tokens'])::BIGINT as max_final_tokens,
+        list_aggregate(flatten(list(vals['tokens_per_step'])), 'median') as tokens_per_step,
+        list_aggregate(flatten(list(vals['token_factor'])), 'median') as token_factor,
+        list_aggregate(flatten(list(vals['token_factor_per_call'])), 'median')
+            as token_factor_per_call,
+        list_aggregate(flatten(list(vals['first_ms'])), 'median') as first_latency_ms,
+        list_aggregate(flatten(list(vals['final_ms'])), 'median') as final_latency_ms,
+        list_aggregate(flatten(list(vals['latency_factor'])), 'median') as latency_factor,
+        list_aggregate(flatten(list(vals['ms_per_1k_tokens'])), 'median') as ms_per_1k_tokens,
+        sum(n['timeouts_or_overflows'])::BIGINT as timeouts_or_overflows,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from temp.evidence_rows
+    group by task_type, label
+),
+tallies as ({{evidence_tallies}}),
+models as (
+    -- the most used model of most of those tasks (the greatest of equals)
+    select task_type, part, arg_max(value, {'n': times, 'v': value}) as model
+    from tallies
+    where what = 'model'
+    group by task_type, part
+),
+examples as ({{evidence_examples}})
 select
-    t.task_type,
-    c.rule,
+    g.task_type,
+    g.rule,
     'model' as hop_kind,
-    mode(c.model) as hop_name,
-    count(*) as tasks,
-    median(c.calls) as calls_per_task,
-    median(c.first_tokens) as first_tokens,
-    median(c.final_tokens) as final_tokens,
-    max(c.final_tokens) as max_final_tokens,
-    median((c.final_tokens - c.first_tokens) / (c.calls - 1)) as tokens_per_step,
-    median(c.final_tokens / c.first_tokens) as token_factor,
-    median(power(c.final_tokens / c.first_tokens, 1.0 / (c.calls - 1))) as token_factor_per_call,
-    median(c.first_ms) as first_latency_ms,
-    median(c.final_ms) as final_latency_ms,
-    median(c.final_ms / c.first_ms) as latency_factor,
-    median(c.ms_per_1k_tokens) as ms_per_1k_tokens,
-    sum(c.overflows) as timeouts_or_overflows,
-    arg_max({'task_id': c.task_id, 'span_id': c.last_span_id}, c.final_tokens, 5) as examples,
-    min(c.end_ns) as first_ns,
-    max(c.end_ns) as last_ns
-from classified c
-left join tasks t on t.task_id = c.task_id
-where c.rule is not null
-group by t.task_type, c.rule
-order by tasks desc
+    m.model as hop_name,
+    g.* exclude (task_type, rule, first_ns, last_ns),
+    e.examples,
+    g.first_ns,
+    g.last_ns
+from growth g
+left join models m on m.task_type is not distinct from g.task_type and m.part = g.rule
+left join examples e on e.task_type is not distinct from g.task_type and e.part = g.rule
+order by g.tasks desc

@@ -1,24 +1,32 @@
 -- queries.findings.saturation.rejections: where were finished tasks rejected, and what share of all finished tasks?
-with finished as (
-    select task_id, root_span_id, root_name, outcome, end_ns, ffh_kind, ffh_name, ffh_span_id
-    from tasks
-    where finished and end_ns >= $start_ns and end_ns < $end_ns
+-- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_rejections.sql)
+with total as (
+    select sum(n['finished']) as tasks
+    from temp.evidence_rows
+    where hop_kind is null
 ),
-total as (
-    select count(*) as tasks from finished
-)
+rejected as (
+    select
+        hop_kind, hop_name,
+        sum(n['rejected'])::BIGINT as rejected_tasks,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from temp.evidence_rows
+    where hop_kind is not null
+    group by hop_kind, hop_name
+),
+examples as ({{evidence_examples}})
 select
-    coalesce(f.ffh_kind, 'gateway') as hop_kind,
-    coalesce(f.ffh_name, f.root_name) as hop_name,
-    count(*) as rejected_tasks,
-    count(*) / any_value(t.tasks) as rejected_share,
-    arg_max({'task_id': f.task_id, 'span_id': coalesce(f.ffh_span_id, f.root_span_id)}, f.end_ns, 5)
-        as examples,
-    min(f.end_ns) as first_ns,
-    max(f.end_ns) as last_ns
-from finished f, total t
-where f.outcome = 'rejected'
-group by 1, 2
-having count(*) >= $saturation_min_rejections
-   and count(*) >= $saturation_rejection_share * any_value(t.tasks)
-order by rejected_tasks desc
+    r.hop_kind, r.hop_name,
+    r.rejected_tasks,
+    r.rejected_tasks / t.tasks as rejected_share,
+    e.examples,
+    r.first_ns,
+    r.last_ns
+from rejected r
+cross join total t
+left join examples e on e.hop_kind is not distinct from r.hop_kind
+                    and e.hop_name is not distinct from r.hop_name
+where r.rejected_tasks >= $saturation_min_rejections
+  and r.rejected_tasks >= $saturation_rejection_share * t.tasks
+order by r.rejected_tasks desc
