@@ -144,8 +144,10 @@ class TaskWriter:
         self.con.execute("begin transaction")
         try:
             result = self._write(rows, now_ns)
+            self.rollups.flush()  # the batch's new rollup rows, in one insert
             self.con.execute("commit")
         except BaseException:
+            self.rollups.discard()
             self.con.execute("rollback")
             self.forget_memory()
             raise
@@ -171,8 +173,10 @@ class TaskWriter:
         try:
             states = self._load_tasks(due)
             self._upsert_tasks({t: states[t] for t in due if t in states}, now_ns)
+            self.rollups.flush()
             self.con.execute("commit")
         except BaseException:
+            self.rollups.discard()
             self.con.execute("rollback")
             self.forget_memory()
             raise
