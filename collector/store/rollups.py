@@ -20,9 +20,8 @@ logical call numbers, which `calls_changed` corrects the same way. The writer ap
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
 at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
 `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
-contribution of the pending rows, and every MERGE_EVERY transactions the pending rows are
-summed into the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree
-does on merge.
+contribution of the pending rows, and once MERGE_ROWS rows are pending they are summed into
+the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree does on merge.
 """
 
 from __future__ import annotations
@@ -85,7 +84,8 @@ class Rollup:
 
     def pending(self) -> str:
         """Return the select of what the pending source rows add, per minute and key."""
-        src = f"(select * from {PENDING} where source = '{'task' if self in TASK_ROLLUPS else 'span'}')"
+        source = "task" if self in TASK_ROLLUPS else "span"
+        src = f"(select * from {PENDING} where source = '{source}')"
         values = ", ".join(f"{v}::{kind} as {v}" for v, kind in self.value_types().items())
         return (f"select minute_ns, {', '.join(self.keys[1:])}, {values} "
                 f"from ({self.contribution.format(src=src)})")
@@ -293,7 +293,7 @@ class RollupWriter:
         # only counts change: a span's latency and minute are fixed once stored
         self._append_stored(f"select {_SPAN_COLS_OF_S}, 'span' as source, -1 as sign {join} "
                             f"union all by name select {renumbered}, 'span' as source, "
-                            f"1 as sign {join}", 0)
+                            f"1 as sign {join}", 0)  # rare: not worth a count
 
     def flush(self) -> None:
         """Append the transaction's new rows (call it just before the commit); merge the
