@@ -20,8 +20,9 @@ logical call numbers, which `calls_changed` corrects the same way. The writer ap
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
 at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
 `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
-contribution of the pending rows, and once MERGE_ROWS rows are pending they are summed into
-the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree does on merge.
+contribution of the pending rows; once `rollup_merge_rows` (a setting) are pending, they are
+summed into the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree
+does on merge.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from typing import Callable
 
 import duckdb
 import pyarrow as pa
+
+from agentsla.config import TasksConfig
 
 MINUTE_NS = 60 * 10**9
 HOUR_NS = 3600 * 10**9
@@ -44,10 +47,6 @@ ZERO_BUCKET = -1_000_000
 #: key once merged) and what the signed source rows pending since the last merge contribute.
 STORED = "_stored"
 PENDING = "rollup_pending"
-#: Source rows appended since the last merge that make the writer merge them into the stored
-#: rows (about: checked at the end of each transaction). Merging costs about the same whatever
-#: the rows; readers pay for pending rows per row (each view sums them).
-MERGE_ROWS = 100_000
 
 
 def bucket_sql(value: str) -> str:
@@ -253,7 +252,9 @@ class RollupWriter:
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, enabled: bool = True,
-                 merge_rows: int = MERGE_ROWS) -> None:
+                 merge_rows: int = TasksConfig.rollup_merge_rows) -> None:
+        """`merge_rows`: source rows appended since the last merge that make `flush` merge
+        (a merge costs about the same whatever their number; readers sum them on every read)."""
         self.con = con
         self.enabled = enabled
         self.merge_rows = merge_rows

@@ -134,7 +134,8 @@ class TaskWriter:
                  rollups: bool = True) -> None:
         self.con = con
         self.config = config
-        self.rollups = RollupWriter(con, enabled=rollups)  # off only to measure their cost
+        self.rollups = RollupWriter(con, enabled=rollups,  # off only to measure their cost
+                                    merge_rows=config.rollup_merge_rows)
         self.cache = TaskCache(config.task_cache_spans)
         self._trace_task: OrderedDict[str, str] = OrderedDict()
 
