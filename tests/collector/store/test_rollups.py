@@ -162,6 +162,21 @@ def test_a_merge_sums_pending_rows_into_one_stored_row_per_minute_and_key(con):
                                                          "gateway_answered": 1}}
 
 
+def test_the_writer_merges_once_rollup_merge_rows_are_pending(con):
+    def pending() -> int:
+        return con.execute(f"select count(*) from {rollups.PENDING}").fetchall()[0][0]
+    w = writer(con, rollup_merge_rows=4)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # a span and its task: 2 rows
+    assert pending() == 2
+    assert con.execute("select count(*) from task_minutes_stored").fetchall() == [(0,)]
+    # the root, the task's new row and its old row (uncounted): 5 rows in all, so a merge
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))
+    assert pending() == 0
+    assert task_minutes(con) == {(1, "chat"): {"finished": 1, "failed": 1, "gateway_answered": 1}}
+    assert hop_minutes(con, "gateway") == {1: {"calls": 1, "logical_calls": 1, "retries": 0,
+                                               "errors": 1}}
+
+
 def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
     from agentsla.cli import main
     con = open_store(tmp_path / "agentsla.duckdb")
