@@ -87,16 +87,24 @@ class Rollup:
         src = f"(select * from {PENDING} where source = '{source}')"
         values = ", ".join(f"{v}::{kind} as {v}" for v, kind in self.value_types().items())
         return (f"select minute_ns, {', '.join(self.keys[1:])}, {values} "
-                f"from ({self.contribution.format(src=src)})")
+                f"from ({self.contribution.format(src=src)}) where {_nonzero(self)}")
 
     def view(self, tier: str) -> str:
-        """Return the statement of a tier's view: its stored rows and the pending rows' sums."""
+        """Return the statement of a tier's view: its stored rows and the pending rows, summed
+        per minute (or hour) and key.
+
+        Summed, not only appended: a key whose stored and pending rows cancel out (a task
+        counted in progress under no type, then finished under its type) is no row, as it is
+        none once merged and none in the raw answer.
+        """
         pending = self.pending()
-        if tier != self.table:  # readers sum rows: a minute's sums are a part of its hour's
+        if tier != self.table:  # a minute's sums are a part of its hour's
             pending = (f"select * replace (minute_ns // {HOUR_NS} * {HOUR_NS} as minute_ns) "
                        f"from ({pending})")
-        return (f"create or replace view {tier} as select * from {tier}{STORED} "
-                f"union all by name {pending}")
+        summed = ", ".join(f"sum({v})::{kind} as {v}" for v, kind in self.value_types().items())
+        return (f"create or replace view {tier} as select {', '.join(self.keys)}, {summed} "
+                f"from (select * from {tier}{STORED} union all by name {pending}) group by all "
+                f"having {_nonzero(self)}")
 
     def hourly_backfill(self, suffix: str = "") -> str:
         """Return the statement that fills the empty hour tier from the minutes (`suffix`: the

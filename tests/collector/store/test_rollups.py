@@ -177,6 +177,17 @@ def test_the_writer_merges_once_rollup_merge_rows_are_pending(con):
                                                "errors": 1}}
 
 
+def test_a_key_whose_stored_and_pending_rows_cancel_out_is_no_row(con):
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # in progress, no task type yet
+    w.rollups.merge()
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))  # its type comes with the root
+    # stored: +1 in progress under no type; pending: -1 there, +1 failed under "chat"
+    assert con.execute("select task_type, minute_ns from task_minutes_hourly").fetchall() == [
+        ("chat", M0 // (60 * MINUTE) * 60 * MINUTE)]
+    assert con.execute("select task_type from task_minutes").fetchall() == [("chat",)]
+
+
 def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
     from agentsla.cli import main
     con = open_store(tmp_path / "agentsla.duckdb")
