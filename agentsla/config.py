@@ -197,6 +197,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("rollup_retention", "tasks", 400 * 86400.0, parse_duration,
             "Per-minute rollups older than this are deleted (their own clock: they answer "
             "aggregate questions long after raw spans are gone; docs/rollups.md)."),
+    Setting("rollup_merge_rows", "tasks", 100_000, parse_int,
+            "DuckDB store: source rows pending in `rollup_pending` (the writer appends each "
+            "batch's there) at which the writer merges them into the stored rollups; readers "
+            "sum the pending ones on every read (docs/rollups.md, Keeping them current)."),
     Setting("retention_interval", "tasks", 3600.0, parse_duration,
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
     Setting("evidence_interval", "tasks", 5.0, parse_duration,
@@ -294,6 +298,7 @@ class TasksConfig:
     budgets_by_type: Mapping[str, float] = field(default_factory=dict)
     root_grace: float = 30.0
     rollup_retention: float = 400 * 86400.0
+    rollup_merge_rows: int = 100_000
     evidence_interval: float = 5.0
     late_window: float = 300.0
     materialize_interval: float = 5.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import cProfile
 import gzip
 import http.client
 import json
@@ -25,10 +26,12 @@ import math
 import multiprocessing
 import os
 import platform
+import pstats
 import random
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -151,24 +154,56 @@ def bench_decode(payloads: list[bytes]) -> float:
     return spans / (time.perf_counter() - started)
 
 
-def bench_writer(payloads: list[bytes], rollups: bool) -> dict:
-    """Spans/s of the writer alone (normalized rows in, committed out), rollups on or off."""
+def bench_writer(payloads: list[bytes], rollups: bool,
+                 profile: bool = False) -> tuple[float, float]:
+    """Wall and CPU seconds of the writer alone over all batches (rows in, committed out)."""
     limits = load_config().ingest
     batches = [normalize_request(decode_body(body, "application/x-protobuf", None, limits),
                                  limits, time.time_ns()).rows for body in payloads]
     data_dir = Path(tempfile.mkdtemp(prefix="agentsla-wbench-"))
     con = open_store(data_dir / "agentsla.duckdb")
+    profiler = cProfile.Profile() if profile else None
     try:
         writer = TaskWriter(con, load_config().tasks, rollups=rollups)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
+        if profiler:
+            profiler.enable()
         for rows in batches:
             writer.write(rows)
-        elapsed = time.perf_counter() - started
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
+        if profiler:
+            profiler.disable()
         con.close()
         shutil.rmtree(data_dir, ignore_errors=True)
-    return {"rollups": rollups, "spans_per_s": sum(map(len, batches)) / elapsed,
-            "ms_per_batch": 1000 * elapsed / len(batches)}
+    if profiler:
+        print(f"-- writer profile, rollups {'on' if rollups else 'off'}", file=sys.stderr)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(20)
+    return elapsed, cpu
+
+
+def bench_writer_rollups(payloads: list[bytes], spans: int, repeat: int, profile: bool) -> dict:
+    """The writer's cost per batch with rollups off and on, alternated `repeat` times.
+
+    Alternating makes both modes share the drift of a shared machine's load; each mode's
+    median is reported, and their ratio, in wall time and in CPU time (which the load of other
+    processes disturbs less).
+    """
+    runs: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+    for n in range(repeat):
+        for rollups in (False, True):
+            runs[rollups].append(bench_writer(payloads, rollups, profile and n == 0))
+    modes = []
+    for rollups, timings in runs.items():
+        wall = statistics.median(t[0] for t in timings)
+        modes.append({"rollups": rollups, "spans_per_s": spans / wall,
+                      "ms_per_batch": 1000 * wall / len(payloads),
+                      "cpu_ms_per_batch": 1000 * statistics.median(t[1] for t in timings)
+                      / len(payloads),
+                      "runs_ms_per_batch": [round(1000 * t[0] / len(payloads), 1) for t in timings]})
+    return {"modes": modes,
+            "rollups_on_vs_off": modes[1]["ms_per_batch"] / modes[0]["ms_per_batch"],
+            "rollups_on_vs_off_cpu": modes[1]["cpu_ms_per_batch"] / modes[0]["cpu_ms_per_batch"]}
 
 
 class _Load:
@@ -405,6 +440,10 @@ def main() -> None:
     parser.add_argument("--writer-only", action="store_true",
                         help="only time the writer in-process, rollups off then on")
     parser.add_argument("--serve-sink", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    parser.add_argument("--writer-repeat", type=int, default=3,
+                        help="alternated rounds of the writer timing (rollups off, on)")
+    parser.add_argument("--profile", action="store_true",
+                        help="print the writer's cProfile (first round, each mode) to stderr")
     args = parser.parse_args()
     if args.serve_sink:
         serve_sink(args.serve_sink, args.cores)
@@ -418,8 +457,7 @@ def main() -> None:
               "decode_spans_per_s": bench_decode(payloads)}
     if args.writer_only:
         # the same batches through the writer, rollups off then on: their cost per batch
-        result["writer"] = [bench_writer(payloads, rollups=False),
-                            bench_writer(payloads, rollups=True)]
+        result["writer"] = bench_writer_rollups(payloads, spans, args.writer_repeat, args.profile)
         print(json.dumps(result, indent=2))
         return
     result.update(cores=args.cores, gzip=args.gzip, senders=args.senders)

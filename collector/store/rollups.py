@@ -8,12 +8,21 @@ failing hops of blamed tasks), `hop_minutes` (per-hop calls, errors, retries, to
 end (in progress: its start); a span in the minute holding its end. Distributions are
 exponential histograms of scale 5 (OpenTelemetry's bucket index), which merge by adding counts.
 
+Each `Rollup` states once, as a SQL select over signed source rows (`sign` +1 added, -1
+removed), what those rows add to its table; readers, merges, `rebuild` and the migrations all
+run that select (queries/sql/duckdb/_task_rows.sql and its siblings state the same per-row
+contributions for the ragged window edges).
+
 Tasks change as spans arrive (re-materialization, the lost sweep, a trace moving to its declared
-task), so the writer hands every replaced row to `replace_tasks`: the old row's contribution is
-subtracted and the new one's added, in the same transaction. Spans are immutable except their
-logical call numbers, which `calls_changed` corrects. Each batch's deltas are grouped in SQL and
-appended (readers sum rows anyway); every COMPACT_EVERY batches the minutes touched since are
-summed into one row per minute and key, as ClickHouse's SummingMergeTree does on merge.
+task), so the writer hands every replaced row to `replace_tasks`: the old row is appended with
+sign -1 and the new one with +1, in the same transaction. Spans are immutable except their
+logical call numbers, which `calls_changed` corrects the same way. The writer appends only
+these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
+at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
+`task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
+contribution of the pending rows; once `rollup_merge_rows` (a setting) are pending, they are
+summed into the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree
+does on merge.
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from typing import Callable
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from agentsla.config import TasksConfig
 
 MINUTE_NS = 60 * 10**9
 HOUR_NS = 3600 * 10**9
@@ -33,8 +43,10 @@ HOURLY = "_hourly"
 #: Histogram scale: bucket i holds (2^(i/32), 2^((i+1)/32)]; ZERO_BUCKET holds exact zeros.
 SCALE = 5
 ZERO_BUCKET = -1_000_000
-#: Batches of appended deltas between compactions (about; counted per table appended to).
-COMPACT_EVERY = 50
+#: Readers read each tier as a view: its stored rows (`<tier>_stored`, one row per minute and
+#: key once merged) and what the signed source rows pending since the last merge contribute.
+STORED = "_stored"
+PENDING = "rollup_pending"
 
 
 def bucket_sql(value: str) -> str:
@@ -57,16 +69,50 @@ class Rollup:
         """Return the create statement of the table (or of its tier with `suffix`)."""
         cols = [("minute_ns", "BIGINT")] + [(k, "INTEGER" if k == "bucket" else "VARCHAR")
                                             for k in self.keys[1:]]
-        cols += [(v, "DOUBLE" if v.endswith("_us") else "BIGINT") for v in self.values]
+        cols += list(self.value_types().items())
         body = ", ".join(f"{name} {kind}" for name, kind in cols)
         return f"create table if not exists {self.table}{suffix} ({body})"
 
-    def hourly_backfill(self) -> str:
-        """Return the statement that fills the empty hour tier from the minutes."""
+    def tiers(self) -> tuple[str, str]:
+        """Return the names readers read: the minute tier and the hour tier."""
+        return self.table, self.table + HOURLY
+
+    def value_types(self) -> dict[str, str]:
+        """Return the SQL type of each value column (whole µs are DOUBLE, counts BIGINT)."""
+        return {v: "DOUBLE" if v.endswith("_us") else "BIGINT" for v in self.values}
+
+    def pending(self) -> str:
+        """Return the select of what the pending source rows add, per minute and key."""
+        source = "task" if self in TASK_ROLLUPS else "span"
+        src = f"(select * from {PENDING} where source = '{source}')"
+        values = ", ".join(f"{v}::{kind} as {v}" for v, kind in self.value_types().items())
+        return (f"select minute_ns, {', '.join(self.keys[1:])}, {values} "
+                f"from ({self.contribution.format(src=src)}) where {_nonzero(self)}")
+
+    def view(self, tier: str) -> str:
+        """Return the statement of a tier's view: its stored rows and the pending rows, summed
+        per minute (or hour) and key.
+
+        Summed, not only appended: a key whose stored and pending rows cancel out (a task
+        counted in progress under no type, then finished under its type) is no row, as it is
+        none once merged and none in the raw answer.
+        """
+        pending = self.pending()
+        if tier != self.table:  # a minute's sums are a part of its hour's
+            pending = (f"select * replace (minute_ns // {HOUR_NS} * {HOUR_NS} as minute_ns) "
+                       f"from ({pending})")
+        summed = ", ".join(f"sum({v})::{kind} as {v}" for v, kind in self.value_types().items())
+        return (f"create or replace view {tier} as select {', '.join(self.keys)}, {summed} "
+                f"from (select * from {tier}{STORED} union all by name {pending}) group by all "
+                f"having {_nonzero(self)}")
+
+    def hourly_backfill(self, suffix: str = "") -> str:
+        """Return the statement that fills the empty hour tier from the minutes (`suffix`: the
+        tiers' physical names)."""
         keys = ", ".join(self.keys[1:])
-        summed = ", ".join(f"sum({v}) as {v}" for v in self.values)
-        return (f"insert into {self.table}{HOURLY} by name select minute_ns // {HOUR_NS} * "
-                f"{HOUR_NS} as minute_ns, {keys}, {summed} from {self.table} group by all")
+        return (f"insert into {self.table}{HOURLY}{suffix} by name select minute_ns // {HOUR_NS} "
+                f"* {HOUR_NS} as minute_ns, {keys}, {_summed(self)} from {self.table}{suffix} "
+                f"group by all")
 
 
 _TASK_MINUTE = "(case when finished then end_ns else start_ns end) // 60000000000 * 60000000000"
@@ -169,36 +215,36 @@ def _summed(rollup: Rollup) -> str:
     return ", ".join(f"sum({v}) as {v}" for v in rollup.values)
 
 
-def append(con: duckdb.DuckDBPyConnection, rollup: Rollup, delta_sql: str) -> None:
-    """Append the deltas a select yields to both tiers (two statements: each is a round trip)."""
-    con.execute(f"insert into {rollup.table} by name select * from ({delta_sql}) "
-                f"where {_nonzero(rollup)}")
-    con.execute(f"insert into {rollup.table}{HOURLY} by name select minute_ns // {HOUR_NS} * "
-                f"{HOUR_NS} as minute_ns, {', '.join(rollup.keys[1:])}, {_summed(rollup)} "
-                f"from ({delta_sql}) group by all having {_nonzero(rollup)}")
-
-
-def compact(con: duckdb.DuckDBPyConnection, rollup: Rollup, lo: int, hi: int) -> None:
-    """Sum the rows of minutes lo..hi (and their hours) into one row per minute and key."""
-    for table, first in ((rollup.table, lo), (rollup.table + HOURLY, lo // HOUR_NS * HOUR_NS)):
-        # the constant minute range lets DuckDB skip row groups by their zone maps
-        where = f"minute_ns between {first} and {hi}"
-        con.execute(f"create or replace temp table rollup_compacted as select "
-                    f"{', '.join(rollup.keys)}, {_summed(rollup)} from {table} where {where} "
-                    f"group by all having {_nonzero(rollup)}")
-        con.execute(f"delete from {table} where {where}")
-        con.execute(f"insert into {table} by name select * from rollup_compacted")
+def merge_pending(con: duckdb.DuckDBPyConnection) -> None:
+    """Sum the pending rows into the stored rows of the minutes (and hours) they touch."""
+    for rollup in ROLLUPS:
+        con.execute(f"create or replace temp table rollup_delta as {rollup.pending()}")
+        ((lo, hi),) = con.execute("select min(minute_ns), max(minute_ns) "
+                                  "from rollup_delta").fetchall()
+        if lo is None:
+            continue
+        for tier, minute, first in (
+                (rollup.table, "minute_ns", lo),
+                (rollup.table + HOURLY, f"minute_ns // {HOUR_NS} * {HOUR_NS}",
+                 lo // HOUR_NS * HOUR_NS)):
+            # only the minutes the deltas touch are rewritten (a late span may touch
+            # yesterday); the constant range lets DuckDB skip row groups by their zone maps
+            where = (f"minute_ns between {first} and {hi} and minute_ns in "
+                     f"(select distinct {minute} from rollup_delta)")
+            con.execute(f"create or replace temp table rollup_merged as select "
+                        f"{', '.join(rollup.keys)}, {_summed(rollup)} from (select * from "
+                        f"{tier}{STORED} where {where} union all by name select * replace "
+                        f"({minute} as minute_ns) from rollup_delta) group by all "
+                        f"having {_nonzero(rollup)}")
+            con.execute(f"delete from {tier}{STORED} where {where}")
+            con.execute(f"insert into {tier}{STORED} by name select * from rollup_merged")
+    con.execute(f"delete from {PENDING}")
 
 
 def summed_rows(con: duckdb.DuckDBPyConnection, table: str, rollup: Rollup) -> list[tuple]:
-    """Return a tier's rows summed per minute and key (appended deltas not yet compacted)."""
+    """Return a tier's rows summed per minute and key (pending rows not yet merged)."""
     return con.execute(f"select {', '.join(rollup.keys)}, {_summed(rollup)} from {table} "
                        f"group by all having {_nonzero(rollup)} order by all").fetchall()
-
-
-def _signed(sources: list[tuple[int, str]]) -> str:
-    return " union all by name ".join(f"select *, {sign} as sign from {src}"
-                                      for sign, src in sources)
 
 
 def _ids_literal(ids: list[str]) -> str:
@@ -207,30 +253,33 @@ def _ids_literal(ids: list[str]) -> str:
 
 
 class RollupWriter:
-    """Keeps the rollups current from inside the writer's transaction (one call per change)."""
+    """Keeps the rollups current from inside the writer's transaction (one call per change).
+
+    New rows are collected and appended by `flush` (just before the commit) with one insert;
+    stored rows about to change are appended at once, while they still hold their old values.
+    """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, enabled: bool = True,
-                 compact_every: int = COMPACT_EVERY) -> None:
+                 merge_rows: int = TasksConfig.rollup_merge_rows) -> None:
+        """`merge_rows`: source rows appended since the last merge that make `flush` merge
+        (a merge costs about the same whatever their number; readers sum them on every read)."""
         self.con = con
         self.enabled = enabled
-        self.compact_every = compact_every
-        self._appends = 0
-        self._touched: dict[str, tuple[int, int]] = {}
+        self.merge_rows = merge_rows
+        self._new: list[pa.Table] = []
+        self._appended = 0  # source rows since the last merge (of this process)
 
     def replace_tasks(self, rows: list[dict], replaced: list[str]) -> None:
-        """Count new task rows; uncount the stored rows of `replaced` they replace."""
-        if not self.enabled or not (rows or replaced):
+        """Count new task rows; uncount the stored rows of `replaced` they replace (call it
+        before they are replaced)."""
+        if not self.enabled:
             return
-        sources = []
         if rows:
-            self.con.register("rollup_new_tasks", pa.Table.from_pylist(rows, schema=_task_schema()))
-            sources.append((1, "rollup_new_tasks"))
+            self._new.append(_signed(pa.Table.from_pylist(rows, schema=_task_schema()), "task"))
         if replaced:
-            sources.append((-1, f"(select * from task_store where task_id in "
-                                f"({_ids_literal(replaced)}))"))
-        self._apply(TASK_ROLLUPS, _signed(sources))
-        if rows:
-            self.con.unregister("rollup_new_tasks")
+            self._append_stored(f"select task_id, {_TASK_COLS}, 'task' as source, -1 as sign "
+                                f"from task_store where task_id in ({_ids_literal(replaced)})",
+                                len(replaced))
 
     def remove_tasks(self, task_ids: list[str]) -> None:
         """Uncount stored tasks about to be deleted (a trace moving to its declared task)."""
@@ -239,77 +288,97 @@ class RollupWriter:
     def add_spans(self, spans: pa.Table) -> None:
         """Count newly stored spans."""
         if self.enabled and spans.num_rows:
-            self.con.register("rollup_new_spans", spans)
-            new = f"(select {_SPAN_COLS} from rollup_new_spans)"
-            self._apply(SPAN_ROLLUPS, _signed([(1, new)]))
-            self.con.unregister("rollup_new_spans")
+            self._new.append(_signed(spans.select(SPAN_COLUMNS_USED), "span"))
 
     def calls_changed(self, updates: str, lo_ns: int, hi_ns: int) -> None:
-        """Correct logical calls and retries of stored spans renumbered by `updates`."""
+        """Correct logical calls and retries of stored spans renumbered by `updates` (call it
+        before the update)."""
         if not self.enabled:
             return
         join = (f"from span_store s join {updates} u on s.trace_id = u.trace_id "
                 f"and s.span_id = u.span_id where s.start_ns between {lo_ns} and {hi_ns}")
         renumbered = _SPAN_COLS_OF_S.replace("s.call_id", "u.call_id").replace("s.attempt",
                                                                               "u.attempt")
-        old, new = f"(select {_SPAN_COLS_OF_S} {join})", f"(select {renumbered} {join})"
         # only counts change: a span's latency and minute are fixed once stored
-        self._apply((HOPS,), _signed([(-1, old), (1, new)]))
+        self._append_stored(f"select {_SPAN_COLS_OF_S}, 'span' as source, -1 as sign {join} "
+                            f"union all by name select {renumbered}, 'span' as source, "
+                            f"1 as sign {join}", 0)  # rare: not worth a count
+
+    def flush(self) -> None:
+        """Append the transaction's new rows (call it just before the commit); merge the
+        pending rows into the stored ones once merge_rows have been appended."""
+        if not self._new:
+            return
+        rows = pa.concat_tables(self._new, promote_options="default")
+        self._new = []
+        self.con.register("rollup_new_rows", rows)
+        try:
+            self.con.execute(f"insert into {PENDING} by name select * from rollup_new_rows")
+        finally:
+            self.con.unregister("rollup_new_rows")
+        self._appended += rows.num_rows
+        if self._appended >= self.merge_rows:
+            self.merge()
+
+    def discard(self) -> None:
+        """Forget the new rows of a transaction rolled back."""
+        self._new = []
+
+    def merge(self) -> None:
+        """Sum the pending rows into the stored ones (inside the caller's transaction)."""
+        merge_pending(self.con)
+        self._appended = 0
 
     def delete_before(self, cutoff_ns: int) -> None:
         """Delete rollup minutes before the cutoff (rollup retention, its own clock)."""
+        self.merge()
         for rollup in ROLLUPS:
-            self.con.execute(f"delete from {rollup.table} where minute_ns < ?", [cutoff_ns])
+            minutes, hours = rollup.tiers()
+            self.con.execute(f"delete from {minutes}{STORED} where minute_ns < ?", [cutoff_ns])
             # an hour is kept while any of its minutes is
-            self.con.execute(f"delete from {rollup.table}{HOURLY} where minute_ns < ?",
+            self.con.execute(f"delete from {hours}{STORED} where minute_ns < ?",
                              [cutoff_ns // HOUR_NS * HOUR_NS])
 
-    def compact(self) -> None:
-        """Sum the rows appended since the last compaction (inside the caller's transaction)."""
-        for rollup in ROLLUPS:
-            if rollup.table in self._touched:
-                compact(self.con, rollup, *self._touched.pop(rollup.table))
-        self._appends = 0
+    def _append_stored(self, select: str, rows: int) -> None:
+        self.con.execute(f"insert into {PENDING} by name {select}")
+        self._appended += rows
 
-    def _apply(self, rollups: tuple[Rollup, ...], signed: str) -> None:
-        src = self.con.sql(signed).to_arrow_table()
-        if not src.num_rows:
-            return
-        self.con.register("rollup_src", src)
-        # a superset of the minutes the rows count in (a task's end, else its start)
-        lo = pc.min(src["start_ns"])
-        hi = pc.max(pc.max_element_wise(src["start_ns"], src["end_ns"]))
-        touched = (lo.as_py() // MINUTE_NS * MINUTE_NS, hi.as_py())
-        for rollup in rollups:
-            self._append(rollup, rollup.contribution.format(src="rollup_src"), touched)
-        self.con.unregister("rollup_src")
 
-    def _append(self, rollup: Rollup, delta_sql: str, touched: tuple[int, int]) -> None:
-        append(self.con, rollup, delta_sql)
-        lo, hi = self._touched.get(rollup.table, touched)
-        self._touched[rollup.table] = (min(lo, touched[0]), max(hi, touched[1]))
-        self._appends += 1
-        if self._appends >= self.compact_every * len(ROLLUPS):
-            self.compact()
+def _signed(rows: pa.Table, source: str) -> pa.Table:
+    """Return new source rows with their source and sign (+1) columns."""
+    n = rows.num_rows
+    return rows.append_column("source", pa.repeat(pa.scalar(source), n)).append_column(
+        "sign", pa.repeat(pa.scalar(1, pa.int64()), n))
 
 
 #: Span columns the contributions read (copying whole rows would copy their JSON too).
 SPAN_COLUMNS_USED = ("span_id", "start_ns", "end_ns", "duration_ms", "hop_kind", "hop_name",
                      "is_error", "error_type", "retry_attempt", "call_id", "attempt",
                      "input_tokens", "output_tokens", "ttft_ms")
-_SPAN_COLS = ", ".join(SPAN_COLUMNS_USED)
 _SPAN_COLS_OF_S = ", ".join(f"s.{c}" for c in SPAN_COLUMNS_USED)
 #: Task columns the contributions read (besides task_id).
 TASK_COLUMNS_USED = ("task_type", "tenant_id", "service_name", "agent", "start_ns", "end_ns",
                      "finished", "outcome", "gateway_ok", "duration_ms", "budget_used_ratio",
                      "ffh_kind", "ffh_name", "ffh_reason", "root_span_id", "budget_total_ms",
                      "self_times")
+_TASK_COLS = ", ".join(TASK_COLUMNS_USED)
 
 
 def _task_schema() -> pa.Schema:
     # imported here: schema.py builds migration 3 from this module
     from agentsla.collector.store.schema import TASK_ARROW_SCHEMA
     return pa.schema([TASK_ARROW_SCHEMA.field(c) for c in ("task_id", *TASK_COLUMNS_USED)])
+
+
+def pending_ddl(task_columns, span_columns) -> str:
+    """Return the create statement of rollup_pending from schema.py's (name, SQL type, ...)
+    rows: the task and span columns the contributions read, each row's source and sign."""
+    kinds = {name: sql_type.removesuffix(" PRIMARY KEY")
+             for name, sql_type, *_ in (*task_columns, *span_columns)}
+    used = dict.fromkeys(("task_id", *TASK_COLUMNS_USED, *SPAN_COLUMNS_USED))
+    body = ", ".join([*(f"{name} {kinds[name]}" for name in used), "source VARCHAR",
+                      "sign BIGINT"])
+    return f"create table if not exists {PENDING} ({body})"
 
 
 def backfill_sql(selected: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
@@ -326,13 +395,14 @@ def rebuild(con: duckdb.DuckDBPyConnection, progress: Callable[[str, int, int], 
     con.execute("begin transaction")
     try:
         for rollup in ROLLUPS:
-            con.execute(f"delete from {rollup.table}")
-            con.execute(f"delete from {rollup.table}{HOURLY}")
+            for tier in rollup.tiers():
+                con.execute(f"delete from {tier}{STORED}")
+        con.execute(f"delete from {PENDING}")
         for rollups, table, minute in ((TASK_ROLLUPS, "task_store", _TASK_MINUTE),
                                        (SPAN_ROLLUPS, "span_store", _SPAN_MINUTE)):
             _rebuild_table(con, rollups, table, minute, chunk_ns, progress)
         for rollup in ROLLUPS:
-            con.execute(rollup.hourly_backfill())
+            con.execute(rollup.hourly_backfill(STORED))
         con.execute("commit")
     except BaseException:
         con.execute("rollback")
@@ -349,6 +419,7 @@ def _rebuild_table(con, rollups, table: str, minute: str, chunk_ns: int, progres
         src = (f"(select *, 1 as sign from {table} "
                f"where {minute} >= {first} and {minute} < {first + chunk_ns})")
         for rollup in rollups:
-            con.execute(f"insert into {rollup.table} by name {rollup.contribution.format(src=src)}")
+            con.execute(f"insert into {rollup.table}{STORED} by name "
+                        f"{rollup.contribution.format(src=src)}")
         if progress:
             progress(table, n, len(chunks))

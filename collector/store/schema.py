@@ -220,6 +220,13 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
     # 6: per-minute findings evidence (collector/store/evidence.py, docs/findings.md); the
     # findings worker computes it for everything already stored
     (*evidence.DDL, *evidence.BACKFILL),
+    # 7: the writer appends signed source rows to one pending table (a batch costs one insert,
+    # whatever the number of rollups); readers read each tier as a view of its stored rows and
+    # the pending rows' contribution
+    (*(f"alter table {tier} rename to {tier}{rollups.STORED}"
+       for r in rollups.ROLLUPS for tier in r.tiers()),
+     rollups.pending_ddl(TASK_COLUMNS, SPAN_COLUMNS),
+     *(r.view(tier) for r in rollups.ROLLUPS for tier in r.tiers())),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -134,7 +134,8 @@ class TaskWriter:
                  rollups: bool = True) -> None:
         self.con = con
         self.config = config
-        self.rollups = RollupWriter(con, enabled=rollups)  # off only to measure their cost
+        self.rollups = RollupWriter(con, enabled=rollups,  # off only to measure their cost
+                                    merge_rows=config.rollup_merge_rows)
         self.cache = TaskCache(config.task_cache_spans)
         self._trace_task: OrderedDict[str, str] = OrderedDict()
 
@@ -144,8 +145,10 @@ class TaskWriter:
         self.con.execute("begin transaction")
         try:
             result = self._write(rows, now_ns)
+            self.rollups.flush()  # the batch's new rollup rows, in one insert
             self.con.execute("commit")
         except BaseException:
+            self.rollups.discard()
             self.con.execute("rollback")
             self.forget_memory()
             raise
@@ -171,8 +174,10 @@ class TaskWriter:
         try:
             states = self._load_tasks(due)
             self._upsert_tasks({t: states[t] for t in due if t in states}, now_ns)
+            self.rollups.flush()
             self.con.execute("commit")
         except BaseException:
+            self.rollups.discard()
             self.con.execute("rollback")
             self.forget_memory()
             raise

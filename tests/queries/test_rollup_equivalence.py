@@ -97,7 +97,7 @@ def test_random_out_of_order_traffic_through_the_writer(tmp_path: Path):
     con = open_store(tmp_path / "db.duckdb")
     try:
         writer = TaskWriter(con, replace(load_config().tasks, default_budget=60.0, lost_grace=30.0))
-        writer.rollups.compact_every = 2  # compactions between batches, not only appends
+        writer.rollups.merge_rows = 60  # merges between batches, not only pending rows
         spans = _random_traffic(rng, 300)
         rng.shuffle(spans)  # roots before or after children, late spans minutes after
         now = BASE_NS

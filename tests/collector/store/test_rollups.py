@@ -36,7 +36,7 @@ def writer(con, **changes) -> TaskWriter:
 
 def task_minutes(con) -> dict[tuple, dict]:
     """Rows of task_minutes: (minute offset from M0 in minutes, task_type) → non-zero counts."""
-    # appended deltas are summed by readers (and by compaction): sum them here too
+    # pending rows are summed by readers (and by merges): sum them here too
     names = [*rollups.TASKS.keys, *rollups.TASKS.values]
     out = {}
     for row in rollups.summed_rows(con, "task_minutes", rollups.TASKS):
@@ -148,27 +148,57 @@ def test_the_histogram_bucket_is_opentelemetrys_index():
     assert got == [-1, 31, 0, rollups.ZERO_BUCKET]
 
 
-def test_compaction_sums_appended_deltas_into_one_row_per_minute_and_key(con):
+def test_a_merge_sums_pending_rows_into_one_stored_row_per_minute_and_key(con):
     w = writer(con)
     w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))
     w.write([root(70, status_code="error")], now_ns=ms(70_000))
     before = task_minutes(con)
-    w.rollups.compact()
+    # a writer started afresh (as after kill -9) merges what the earlier one left pending
+    writer(con).rollups.merge()
+    assert con.execute(f"select count(*) from {rollups.PENDING}").fetchall() == [(0,)]
     # the in-progress row and its removal cancel out; the failed task is one row
-    assert con.execute("select count(*) from task_minutes").fetchall() == [(1,)]
+    assert con.execute("select count(*) from task_minutes_stored").fetchall() == [(1,)]
     assert task_minutes(con) == before == {(1, "chat"): {"finished": 1, "failed": 1,
                                                          "gateway_answered": 1}}
+
+
+def test_the_writer_merges_once_rollup_merge_rows_are_pending(con):
+    def pending() -> int:
+        return con.execute(f"select count(*) from {rollups.PENDING}").fetchall()[0][0]
+    w = writer(con, rollup_merge_rows=4)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # a span and its task: 2 rows
+    assert pending() == 2
+    assert con.execute("select count(*) from task_minutes_stored").fetchall() == [(0,)]
+    # the root, the task's new row and its old row (uncounted): 5 rows in all, so a merge
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))
+    assert pending() == 0
+    assert task_minutes(con) == {(1, "chat"): {"finished": 1, "failed": 1, "gateway_answered": 1}}
+    assert hop_minutes(con, "gateway") == {1: {"calls": 1, "logical_calls": 1, "retries": 0,
+                                               "errors": 1}}
+
+
+def test_a_key_whose_stored_and_pending_rows_cancel_out_is_no_row(con):
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # in progress, no task type yet
+    w.rollups.merge()
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))  # its type comes with the root
+    # stored: +1 in progress under no type; pending: -1 there, +1 failed under "chat"
+    assert con.execute("select task_type, minute_ns from task_minutes_hourly").fetchall() == [
+        ("chat", M0 // (60 * MINUTE) * 60 * MINUTE)]
+    assert con.execute("select task_type from task_minutes").fetchall() == [("chat",)]
 
 
 def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
     from agentsla.cli import main
     con = open_store(tmp_path / "agentsla.duckdb")
-    writer(con).write([root(10, status_code="error"), child("2" * 16, 1, 5)], now_ns=ms(10_000))
+    w = writer(con)
+    w.write([root(10, status_code="error"), child("2" * 16, 1, 5)], now_ns=ms(10_000))
+    w.rollups.merge()  # into the stored rows, which the corruption below edits
     args = ["--data-dir", str(tmp_path), "--window", "1h", "--to", str(BASE_NS / NS + 1800)]
     con.close()
     assert main(["rollups", "check", *args]) == 0
     con = open_store(tmp_path / "agentsla.duckdb")
-    con.execute("update task_minutes set failed = failed + 1")  # a rollup gone wrong
+    con.execute("update task_minutes_stored set failed = failed + 1")  # a rollup gone wrong
     con.close()
     assert main(["rollups", "check", *args]) == 1
     assert "sla_totals.failed: rollups 2 != raw 1" in capsys.readouterr().out
