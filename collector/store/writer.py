@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Iterable
 
@@ -18,7 +19,7 @@ import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.rollups import RollupWriter
-from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
+from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -222,8 +223,8 @@ class TaskWriter:
         self._upsert_tasks(states, now_ns,
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
-            spans = pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA)
-            self._append("span_store", spans)
+            spans = rows_to_table(new_rows, SPAN_ARROW_SCHEMA)
+            self._insert("span_store", spans)
             self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
@@ -344,10 +345,8 @@ class TaskWriter:
         if fresh:
             table = pa.table({"trace_id": pa.array(fresh, pa.string()),
                               "task_id": pa.array([task_of_trace[t] for t in fresh], pa.string())})
-            self.con.register("fresh_traces", table)
             # A plain insert: a primary-key upsert costs several times more in DuckDB.
-            self.con.execute("insert into trace_task select * from fresh_traces")
-            self.con.unregister("fresh_traces")
+            self._insert("trace_task", table)
         for trace_id, task_id in task_of_trace.items():
             self._trace_task[trace_id] = task_id
             self._trace_task.move_to_end(trace_id)
@@ -401,16 +400,13 @@ class TaskWriter:
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
         if rows:
-            table = pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
-            self.con.register("task_batch", table)
-            self.con.execute(f"{verb} into task_store select "
-                             f"{', '.join(TASK_COLUMN_NAMES)} from task_batch")
-            self.con.unregister("task_batch")
+            self._insert("task_store", rows_to_table(rows, TASK_ARROW_SCHEMA), verb)
 
-    def _append(self, table: str, data: pa.Table) -> None:
-        self.con.register("span_batch", data)
-        self.con.execute(f"insert into {table} select * from span_batch")
-        self.con.unregister("span_batch")
+    def _insert(self, table: str, arrow_rows: pa.Table, verb: str = "insert") -> None:
+        """Insert an Arrow table whose columns are the table's, in its physical order."""
+        # DuckDB finds `arrow_rows` in this frame (a replacement scan): a third of the cost
+        # of registering the table and unregistering it, a catalog change each, per statement.
+        self.con.execute(f"{verb} into {table} select * from arrow_rows")
 
     def _register_ids(self, name: str, ids: list[str]) -> None:
         self.con.register(name, pa.table({"id": pa.array(ids, pa.string())}))
@@ -419,6 +415,14 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def rows_to_table(rows: list[Row], schema: pa.Schema) -> pa.Table:
+    """Build an Arrow table from row dicts that hold every column of the schema."""
+    # Column by column: a third of the time of pa.Table.from_pylist, which looks up every
+    # key of every row through the schema.
+    return pa.Table.from_arrays(
+        [pa.array(list(map(itemgetter(f.name), rows)), f.type) for f in schema], schema=schema)
 
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],
