@@ -71,6 +71,14 @@ class TaskState:
 
 
 @dataclass
+class Probed:
+    """What the database said of the tasks it was asked about: first_seen_ns of the stored ones."""
+
+    asked: set[str]
+    first_seen: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass
 class WriteResult:
     """What one write stored: new spans, dropped duplicates, tasks re-materialized."""
 
@@ -86,6 +94,9 @@ class TaskCache:
         self.max_spans = max_spans
         self.span_count = 0
         self._tasks: OrderedDict[str, TaskState] = OrderedDict()
+
+    def __contains__(self, task_id: str) -> bool:
+        return task_id in self._tasks
 
     def get(self, task_id: str) -> TaskState | None:
         """Return a task's state and mark it recently used."""
@@ -210,13 +221,14 @@ class TaskWriter:
     # -- one batch ---------------------------------------------------------------------------
 
     def _write(self, rows: list[Row], now_ns: int) -> WriteResult:
-        task_of_trace, rekeys = self._resolve_tasks(rows)
+        task_of_trace, rekeys, probed = self._resolve_tasks(rows)
         self._apply_rekeys(rekeys, now_ns)
+        probed.asked -= {old for old, _ in rekeys.values()}  # deleted: no longer as probed
         by_task: dict[str, list[Row]] = {}
         for row in rows:
             row["task_id"] = task_of_trace[row["trace_id"]]
             by_task.setdefault(row["task_id"], []).append(row)
-        states = self._load_tasks(list(by_task), now_ns)
+        states = self._load_tasks(list(by_task), now_ns, probed)
         new_rows = self._add_new_spans(by_task, states)
         self._record_traces(task_of_trace)
         # Materialize before the insert: it numbers the new spans' logical calls and attempts.
@@ -229,46 +241,67 @@ class TaskWriter:
         self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
-    def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-        """Map each trace in the batch to its task; list traces whose task id changes."""
+    def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]],
+                                                       Probed]:
+        """Map each trace in the batch to its task; list traces whose task id changes.
+
+        Also returns what the database said of the tasks it was asked about, for `_load_tasks`.
+        """
         declared: dict[str, str] = {}
         for row in rows:
             if row["task_id"] and row["trace_id"] not in declared:
                 declared[row["trace_id"]] = row["task_id"]
         traces = {row["trace_id"] for row in rows}
-        known = self._known_trace_tasks(traces)
+        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
+        missing = [t for t in traces if t not in known]
+        # The tasks the batch most likely goes to are asked in the same statement as the traces
+        # memory does not hold: a batch of new traces costs one lookup, not two.
+        likely = {_task_of(t, known.get(t), declared.get(t)) for t in traces}
+        found, probed = self._probe(missing, [t for t in likely if t not in self.cache])
+        known.update(found)
+        self._trace_task.update(found)  # memory holds stored mappings only
         mapping: dict[str, str] = {}
         rekeys: dict[str, tuple[str, str]] = {}
         for trace_id in traces:
             before = known.get(trace_id)
-            wanted = declared.get(trace_id)
-            # A trace first seen without task.id was keyed by its trace id; when task.id arrives
-            # (often on the root, which ends last) the trace moves to the declared task. A trace
-            # already keyed by a declared task.id keeps it: the first declaration wins.
-            if before is not None and wanted and before == trace_id and wanted != trace_id:
-                rekeys[trace_id] = (before, wanted)
-                mapping[trace_id] = wanted
-            else:
-                mapping[trace_id] = before or wanted or trace_id
-        return mapping, rekeys
+            mapping[trace_id] = task_id = _task_of(trace_id, before, declared.get(trace_id))
+            if before is not None and task_id != before:
+                rekeys[trace_id] = (before, task_id)
+        return mapping, rekeys, probed
 
-    def _known_trace_tasks(self, traces: set[str]) -> dict[str, str]:
-        """Return the stored task of each trace that has one, from memory or the database."""
-        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
-        missing = [t for t in traces if t not in known]
-        if missing:
-            found = self._point_lookup("trace_task", "trace_id", "task_id", missing)
-            known.update(found)
-            self._trace_task.update(found)  # memory holds stored mappings only
-        return known
+    def _probe(self, traces: list[str], tasks: list[str]) -> tuple[dict[str, str], Probed]:
+        """Return the stored task of each trace among traces, and which of tasks are stored.
+
+        One statement per chunk probes both primary-key indexes: literal IN lists let DuckDB
+        probe the ART index (constant time per id, whatever the table's size), where a join
+        against a registered table scans the whole table.
+        """
+        found: dict[str, str] = {}
+        probed = Probed(set(tasks))
+        for first in range(0, max(len(traces), len(tasks)), _LOOKUP_CHUNK):
+            trace_chunk = traces[first:first + _LOOKUP_CHUNK]
+            task_chunk = tasks[first:first + _LOOKUP_CHUNK]
+            parts = []
+            if trace_chunk:
+                parts.append("select trace_id, task_id, null::bigint from trace_task "
+                             f"where trace_id in ({', '.join('?' * len(trace_chunk))})")
+            if task_chunk:
+                parts.append("select null, task_id, first_seen_ns from task_store "
+                             f"where task_id in ({', '.join('?' * len(task_chunk))})")
+            for trace_id, task_id, first_seen_ns in self.con.execute(
+                    " union all ".join(parts), trace_chunk + task_chunk).fetchall():
+                if trace_id is None:
+                    probed.first_seen[task_id] = first_seen_ns
+                else:
+                    found[trace_id] = task_id
+        return found, probed
 
     def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int) -> None:
         """Move traces from their provisional (trace id) task to the declared task."""
         for trace_id, (old_task, new_task) in rekeys.items():
             old_state = self._load_tasks([old_task], now_ns)[old_task]
             self.cache.pop(old_task)
-            self.con.execute("update span_store set task_id = ? where task_id = ? and trace_id = ?",
-                             [new_task, old_task, trace_id])
+            self._move_spans(trace_id, old_task, new_task, old_state)
             self.rollups.remove_tasks([old_task])
             mark_changed(self.con, (), self._stored_ends([old_task]))
             self.con.execute("delete from task_store where task_id = ?", [old_task])
@@ -281,12 +314,31 @@ class TaskWriter:
             target.spans.update({k: r for k, r in moved.items() if k not in target.spans})
             self.cache.put(new_task, target)
 
-    def _load_tasks(self, task_ids: list[str], now_ns: int | None = None) -> dict[str, TaskState]:
-        """Return the state of each task: from memory, else from the database, else new."""
+    def _move_spans(self, trace_id: str, old_task: str, new_task: str, old: TaskState) -> None:
+        """Store the trace's spans under the new task id."""
+        starts = [r["start_ns"] for (trace, _), r in old.spans.items() if trace == trace_id]
+        if starts and None not in starts:
+            # Memory holds every stored span of the task: their start range is a constant
+            # filter DuckDB checks against its zone maps, as in _update_calls, instead of
+            # scanning the whole table for the task id.
+            self.con.execute("update span_store set task_id = $new where start_ns between $lo "
+                             "and $hi and task_id = $old and trace_id = $trace",
+                             {"new": new_task, "old": old_task, "trace": trace_id,
+                              "lo": min(starts), "hi": max(starts)})
+        else:
+            self.con.execute("update span_store set task_id = ? where task_id = ? and "
+                             "trace_id = ?", [new_task, old_task, trace_id])
+
+    def _load_tasks(self, task_ids: list[str], now_ns: int | None = None,
+                    probed: Probed | None = None) -> dict[str, TaskState]:
+        """Return the state of each task: from memory, else from the database, else new.
+
+        The database is asked about the tasks `probed` did not ask it about already.
+        """
         states = {t: s for t in task_ids if (s := self.cache.get(t)) is not None}
         missing = [t for t in task_ids if t not in states]
         if missing:
-            states.update(self._read_tasks(missing))
+            states.update(self._read_tasks(missing, probed))
         for task_id in task_ids:
             if task_id not in states and now_ns is not None:
                 states[task_id] = TaskState(first_seen_ns=now_ns, stored=False)
@@ -294,9 +346,15 @@ class TaskWriter:
                 self.cache.put(task_id, states[task_id])
         return states
 
-    def _read_tasks(self, task_ids: list[str]) -> dict[str, TaskState]:
-        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in
-                  self._point_lookup("task_store", "task_id", "first_seen_ns", task_ids)}
+    def _read_tasks(self, task_ids: list[str], probed: Probed | None = None
+                    ) -> dict[str, TaskState]:
+        asked = probed.asked if probed else set()
+        first_seen = {t: probed.first_seen[t] for t in task_ids
+                      if t in asked and t in probed.first_seen} if probed else {}
+        unasked = [t for t in task_ids if t not in asked]
+        if unasked:
+            first_seen.update(self._probe([], unasked)[1].first_seen)
+        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in first_seen.items()}
         if states:
             self._register_ids("lookup_tasks", list(states))
             spans = self.con.sql(
@@ -307,24 +365,15 @@ class TaskWriter:
                 states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
         return states
 
-    def _point_lookup(self, table: str, key: str, value: str, ids: list[str]) -> list[tuple]:
-        """Return (key, value) of the stored rows among ids, through the primary-key index.
-
-        Literal IN lists let DuckDB probe the ART index (constant time per id, whatever the
-        table's size); a join against a registered table scans the whole table instead.
-        """
-        found: list[tuple] = []
-        for first in range(0, len(ids), _LOOKUP_CHUNK):
-            chunk = ids[first:first + _LOOKUP_CHUNK]
-            found += self.con.execute(
-                f"select {key}, {value} from {table} where {key} in "
-                f"({', '.join('?' * len(chunk))})", chunk).fetchall()
-        return found
-
     def _stored_ends(self, task_ids: list[str]) -> list[int]:
         """The ends of these tasks' stored rows (finished ones have one)."""
-        return [end for _, end in self._point_lookup("task_store", "task_id", "end_ns", task_ids)
-                if end is not None]
+        ends: list[int] = []
+        for first in range(0, len(task_ids), _LOOKUP_CHUNK):
+            chunk = task_ids[first:first + _LOOKUP_CHUNK]
+            ends += [end for (end,) in self.con.execute(
+                f"select end_ns from task_store where task_id in ({', '.join('?' * len(chunk))}) "
+                "and end_ns is not null", chunk).fetchall()]
+        return ends
 
     def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
         new_rows: list[Row] = []
@@ -415,6 +464,16 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
+    """Return the task a trace belongs to, given its stored task and the task.id it declares."""
+    # A trace first seen without task.id was keyed by its trace id; when task.id arrives (often
+    # on the root, which ends last) the trace moves to the declared task. A trace already keyed
+    # by a declared task.id keeps it: the first declaration wins.
+    if stored is not None and declared and stored == trace_id and declared != trace_id:
+        return declared
+    return stored or declared or trace_id
 
 
 def rows_to_table(rows: list[Row], schema: pa.Schema) -> pa.Table:
