@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 from operator import itemgetter
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Iterable
+from typing import AbstractSet, Any, Iterable, Iterator
 
 import duckdb
 import pyarrow as pa
@@ -222,8 +222,7 @@ class TaskWriter:
 
     def _write(self, rows: list[Row], now_ns: int) -> WriteResult:
         task_of_trace, rekeys, probed = self._resolve_tasks(rows)
-        self._apply_rekeys(rekeys, now_ns)
-        probed.asked -= {old for old, _ in rekeys.values()}  # deleted: no longer as probed
+        self._apply_rekeys(rekeys, now_ns, probed)
         by_task: dict[str, list[Row]] = {}
         for row in rows:
             row["task_id"] = task_of_trace[row["trace_id"]]
@@ -296,38 +295,61 @@ class TaskWriter:
                     found[trace_id] = task_id
         return found, probed
 
-    def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int) -> None:
-        """Move traces from their provisional (trace id) task to the declared task."""
-        for trace_id, (old_task, new_task) in rekeys.items():
-            old_state = self._load_tasks([old_task], now_ns)[old_task]
-            self.cache.pop(old_task)
-            self._move_spans(trace_id, old_task, new_task, old_state)
-            self.rollups.remove_tasks([old_task])
-            mark_changed(self.con, (), self._stored_ends([old_task]))
-            self.con.execute("delete from task_store where task_id = ?", [old_task])
-            self.con.execute("update trace_task set task_id = ? where trace_id = ?",
-                             [new_task, trace_id])
-            self._trace_task[trace_id] = new_task
-            moved = {k: {**r, "task_id": new_task} for k, r in old_state.spans.items()}
-            target = self._load_tasks([new_task], now_ns)[new_task]
-            target.first_seen_ns = min(target.first_seen_ns, old_state.first_seen_ns)
-            target.spans.update({k: r for k, r in moved.items() if k not in target.spans})
-            self.cache.put(new_task, target)
+    def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int,
+                      probed: Probed) -> None:
+        """Move traces from their provisional (trace id) task to the declared task.
 
-    def _move_spans(self, trace_id: str, old_task: str, new_task: str, old: TaskState) -> None:
-        """Store the trace's spans under the new task id."""
-        starts = [r["start_ns"] for (trace, _), r in old.spans.items() if trace == trace_id]
-        if starts and None not in starts:
-            # Memory holds every stored span of the task: their start range is a constant
-            # filter DuckDB checks against its zone maps, as in _update_calls, instead of
-            # scanning the whole table for the task id.
-            self.con.execute("update span_store set task_id = $new where start_ns between $lo "
-                             "and $hi and task_id = $old and trace_id = $trace",
-                             {"new": new_task, "old": old_task, "trace": trace_id,
-                              "lo": min(starts), "hi": max(starts)})
-        else:
-            self.con.execute("update span_store set task_id = ? where task_id = ? and "
-                             "trace_id = ?", [new_task, old_task, trace_id])
+        A trace whose children were exported before its root (the usual order: a batch span
+        processor exports spans as they end) is rekeyed once, when the root brings task.id; a
+        batch's rekeys take a few statements together, whatever their number.
+        """
+        if not rekeys:
+            return
+        olds = [old for old, _ in rekeys.values()]  # the traces' own ids: distinct
+        old_states = self._load_tasks(olds, now_ns)
+        for old in olds:
+            self.cache.pop(old)
+        arrow_moves = pa.table({  # noqa: F841 - DuckDB reads it from this frame
+            "trace_id": pa.array(list(rekeys), pa.string()),
+            "old_task": pa.array(olds, pa.string()),
+            "new_task": pa.array([new for _, new in rekeys.values()], pa.string())})
+        self._move_spans(rekeys, old_states, arrow_moves)
+        self.rollups.remove_tasks(olds)
+        mark_changed(self.con, (), self._stored_ends(olds))
+        for chunk in _chunks(olds):
+            self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})", chunk)
+        for chunk in _chunks(list(rekeys)):  # the IN list probes the primary key
+            self.con.execute("update trace_task set task_id = m.new_task from arrow_moves m "
+                             "where trace_task.trace_id = m.trace_id and trace_task.trace_id "
+                             f"in ({_marks(chunk)})", chunk)
+        probed.asked.difference_update(olds)  # deleted since the probe
+        targets = self._load_tasks(list(dict.fromkeys(new for _, new in rekeys.values())),
+                                   now_ns, probed)
+        for trace_id, (old, new) in rekeys.items():
+            self._trace_task[trace_id] = new
+            source, target = old_states[old], targets[new]  # the target is in the cache
+            target.first_seen_ns = min(target.first_seen_ns, source.first_seen_ns)
+            before = len(target.spans)
+            for key, row in source.spans.items():
+                row["task_id"] = new  # the provisional task's state is gone: no copy needed
+                target.spans.setdefault(key, row)
+            self.cache.grew(len(target.spans) - before)
+
+    def _move_spans(self, rekeys: dict[str, tuple[str, str]], old_states: dict[str, TaskState],
+                    arrow_moves: pa.Table) -> None:
+        """Store the rekeyed traces' spans under their new task ids (arrow_moves: each trace,
+        its old and its new task)."""
+        update = ("update span_store set task_id = m.new_task from arrow_moves m "
+                  "where span_store.task_id = m.old_task and span_store.trace_id = m.trace_id")
+        starts = [row["start_ns"] for trace_id, (old, _) in rekeys.items()
+                  for (trace, _), row in old_states[old].spans.items() if trace == trace_id]
+        if starts and None not in starts and all(old_states[o].spans for o, _ in rekeys.values()):
+            # Memory holds every stored span of a task: their start range is a constant filter
+            # DuckDB checks against its zone maps, as in _update_calls, not a whole-table scan.
+            self.con.execute(update + " and span_store.start_ns between $lo and $hi",
+                             {"lo": min(starts), "hi": max(starts)})
+        else:  # memory does not tell where they are
+            self.con.execute(update)
 
     def _load_tasks(self, task_ids: list[str], now_ns: int | None = None,
                     probed: Probed | None = None) -> dict[str, TaskState]:
@@ -464,6 +486,16 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _chunks(ids: list[str]) -> Iterator[list[str]]:
+    """Split ids into IN lists short enough for DuckDB to probe the index (_LOOKUP_CHUNK)."""
+    for first in range(0, len(ids), _LOOKUP_CHUNK):
+        yield ids[first:first + _LOOKUP_CHUNK]
+
+
+def _marks(ids: list[str]) -> str:
+    return ", ".join("?" * len(ids))
 
 
 def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
