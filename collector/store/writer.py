@@ -20,7 +20,7 @@ import pyarrow as pa
 from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
-from agentsla.collector.tasks.materialize import materialize
+from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
 from agentsla.config import TasksConfig
 
 Row = dict[str, Any]
@@ -70,12 +70,22 @@ class TaskState:
     finished: bool = False  # as last materialized: finished tasks are evicted first
 
 
+@dataclass(frozen=True)
+class StoredTask:
+    """What task_store says of a task: when it was first seen, where its spans can start."""
+
+    first_seen_ns: int | None
+    start_ns: int | None
+    end_ns: int | None
+    span_count: int | None
+
+
 @dataclass
 class Probed:
-    """What the database said of the tasks it was asked about: first_seen_ns of the stored ones."""
+    """What the database said of the tasks it was asked about: the stored ones' rows."""
 
     asked: set[str]
-    first_seen: dict[str, int | None] = field(default_factory=dict)
+    stored: dict[str, StoredTask] = field(default_factory=dict)
 
 
 @dataclass
@@ -282,15 +292,15 @@ class TaskWriter:
             task_chunk = tasks[first:first + _LOOKUP_CHUNK]
             parts = []
             if trace_chunk:
-                parts.append("select trace_id, task_id, null::bigint from trace_task "
-                             f"where trace_id in ({', '.join('?' * len(trace_chunk))})")
+                parts.append("select trace_id, task_id, null::bigint, null::bigint, null::bigint, "
+                             f"null::integer from trace_task where trace_id in ({_marks(trace_chunk)})")
             if task_chunk:
-                parts.append("select null, task_id, first_seen_ns from task_store "
-                             f"where task_id in ({', '.join('?' * len(task_chunk))})")
-            for trace_id, task_id, first_seen_ns in self.con.execute(
+                parts.append("select null, task_id, first_seen_ns, start_ns, end_ns, span_count "
+                             f"from task_store where task_id in ({_marks(task_chunk)})")
+            for trace_id, task_id, *task in self.con.execute(
                     " union all ".join(parts), trace_chunk + task_chunk).fetchall():
                 if trace_id is None:
-                    probed.first_seen[task_id] = first_seen_ns
+                    probed.stored[task_id] = StoredTask(*task)
                 else:
                     found[trace_id] = task_id
         return found, probed
@@ -371,21 +381,46 @@ class TaskWriter:
     def _read_tasks(self, task_ids: list[str], probed: Probed | None = None
                     ) -> dict[str, TaskState]:
         asked = probed.asked if probed else set()
-        first_seen = {t: probed.first_seen[t] for t in task_ids
-                      if t in asked and t in probed.first_seen} if probed else {}
+        stored = {t: probed.stored[t] for t in task_ids
+                  if t in asked and t in probed.stored} if probed else {}
         unasked = [t for t in task_ids if t not in asked]
         if unasked:
-            first_seen.update(self._probe([], unasked)[1].first_seen)
-        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in first_seen.items()}
+            stored.update(self._probe([], unasked)[1].stored)
+        states = {t: TaskState(first_seen_ns=task.first_seen_ns) for t, task in stored.items()}
         if states:
-            self._register_ids("lookup_tasks", list(states))
-            spans = self.con.sql(
-                "select * from span_store where task_id in (select id from lookup_tasks)"
-            ).to_arrow_table().to_pylist()
-            self.con.unregister("lookup_tasks")
-            for span in spans:
-                states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
+            self._read_spans(states, stored)
         return states
+
+    def _read_spans(self, states: dict[str, TaskState], stored: dict[str, StoredTask]) -> None:
+        """Read the stored spans of tasks memory does not hold into their states.
+
+        span_store has no index on task_id (appends would pay for it): at 10M spans a scan for
+        a task id costs seconds. A task's spans start within its interval give or take
+        SPAN_SLACK_NS, so they are read there first, from the row groups DuckDB's zone maps on
+        start_ns keep (the same bound as the read side's task lookup); a task with fewer spans
+        than its stored span_count has spans elsewhere and is read by the whole scan.
+        """
+        starts = [task.start_ns for task in stored.values()]
+        ends = [task.end_ns for task in stored.values()]
+        unread = list(states)
+        if None not in starts:
+            lo = min(starts) - SPAN_SLACK_NS
+            hi = None if None in ends else max(ends) + SPAN_SLACK_NS
+            self._scan_spans(states, unread, lo, hi)
+            unread = [t for t in unread if stored[t].span_count is None
+                      or len(states[t].spans) < stored[t].span_count]
+        if unread:
+            self._scan_spans(states, unread)
+
+    def _scan_spans(self, states: dict[str, TaskState], task_ids: list[str],
+                    lo: int | None = None, hi: int | None = None) -> None:
+        lookup_tasks = pa.table({"id": pa.array(task_ids, pa.string())})  # noqa: F841 - read by DuckDB
+        bounds = "" if lo is None else f"start_ns >= {int(lo)} and "
+        bounds += "" if hi is None else f"start_ns <= {int(hi)} and "
+        spans = self.con.sql(f"select * from span_store where {bounds}"
+                             "task_id in (select id from lookup_tasks)").to_arrow_table().to_pylist()
+        for span in spans:
+            states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
 
     def _stored_ends(self, task_ids: list[str]) -> list[int]:
         """The ends of these tasks' stored rows (finished ones have one)."""

@@ -21,7 +21,12 @@ from .self_time import self_times
 from .tree import Key, Span, SpanTree, build_tree, end_of, start_of
 from agentsla.collector.store.schema import TASK_COLUMN_NAMES
 
-__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns"]
+__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns", "SPAN_SLACK_NS"]
+
+#: A task's spans start within its interval (start_ns to end_ns) give or take this slack:
+#: clock skew between services, late work. Readers of a task's stored spans look there first
+#: (zone maps on start_ns) and check the task's span_count (queries/tasks.py, the writer).
+SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
 
 
 @dataclass(frozen=True)
