@@ -236,8 +236,15 @@ class _Load:
                 time.sleep(max(0.0, started + index / self.rate - time.perf_counter()))
             while True:
                 sent = time.perf_counter()
-                connection.request("POST", self.address.path, self.bodies[index], self.headers)
-                response = connection.getresponse()
+                try:
+                    connection.request("POST", self.address.path, self.bodies[index],
+                                       self.headers)
+                    response = connection.getresponse()
+                except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                    # the server closed the keep-alive connection while it was idle (a paced
+                    # sender can wait longer than its keep-alive timeout): send again
+                    connection.close()
+                    continue
                 content = response.read()
                 if response.status == 200:
                     latencies.append(time.perf_counter() - sent)
