@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from operator import itemgetter
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Iterable, Iterator
 
@@ -244,7 +243,7 @@ class TaskWriter:
         self._upsert_tasks(states, now_ns,
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
-            spans = rows_to_table(new_rows, SPAN_ARROW_SCHEMA)
+            spans = pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA)
             self._insert("span_store", spans)
             self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
@@ -506,7 +505,7 @@ class TaskWriter:
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
         if rows:
-            self._insert("task_store", rows_to_table(rows, TASK_ARROW_SCHEMA), verb)
+            self._insert("task_store", pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA), verb)
 
     def _insert(self, table: str, arrow_rows: pa.Table, verb: str = "insert") -> None:
         """Insert an Arrow table whose columns are the table's, in its physical order."""
@@ -541,14 +540,6 @@ def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
     if stored is not None and declared and stored == trace_id and declared != trace_id:
         return declared
     return stored or declared or trace_id
-
-
-def rows_to_table(rows: list[Row], schema: pa.Schema) -> pa.Table:
-    """Build an Arrow table from row dicts that hold every column of the schema."""
-    # Column by column: a third of the time of pa.Table.from_pylist, which looks up every
-    # key of every row through the schema.
-    return pa.Table.from_arrays(
-        [pa.array(list(map(itemgetter(f.name), rows)), f.type) for f in schema], schema=schema)
 
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],
