@@ -76,7 +76,7 @@ def _join_lookup(con: duckdb.DuckDBPyConnection):
 
 def bench_lookups(writer: TaskWriter, tasks: int) -> dict:
     """Ids per second through the index probe (new and stored ids) and through the old join."""
-    probe = lambda ids: writer._point_lookup("trace_task", "trace_id", "task_id", ids)  # noqa: E731
+    probe = lambda ids: list(writer._probe(ids, [])[0].items())  # noqa: E731
     out = {}
     for size in (50, 1000):
         stored = [row[0] for row in writer.con.execute(

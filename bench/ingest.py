@@ -1,6 +1,7 @@
 """Ingest benchmark: spans/s decode-only and end to end (OTLP/HTTP protobuf -> committed -> tasks).
 
     python bench/ingest.py --tasks 20000 --senders 4 --cores 1 --receivers 0,1,2 [--gzip]
+                           [--children-first]
 
 End to end runs `agentsla serve` pinned to `--cores` CPUs (sched_setaffinity before it starts,
 so every thread and receiver process inherits it) and posts pre-built protobuf requests of 500
@@ -125,22 +126,39 @@ def build_task(scope, rng: random.Random, n: int, now_ns: int) -> None:
         t += 400 * 10**6
 
 
-def build_payloads(tasks: int, tasks_per_request: int, seed: int = 7) -> list[bytes]:
-    """Serialized ExportTraceServiceRequests of `tasks_per_request` tasks each."""
+def _new_scope(requests: list[ExportTraceServiceRequest]):
+    request = ExportTraceServiceRequest()
+    resource = request.resource_spans.add()
+    resource.resource.attributes.extend([_kv("service.name", "agent-platform"),
+                                         _kv("deployment.environment", "bench")])
+    scope = resource.scope_spans.add()
+    scope.scope.name = "bench"
+    requests.append(request)
+    return scope
+
+
+def build_payloads(tasks: int, tasks_per_request: int, seed: int = 7,
+                   children_first: bool = False) -> list[bytes]:
+    """Serialized ExportTraceServiceRequests of `tasks_per_request` tasks each.
+
+    `children_first`: each task's root (the span with task.id) comes one request after its
+    other spans, as a batch span processor exports spans as they end (one request more).
+    """
     rng = random.Random(seed)
     now_ns = time.time_ns()
-    payloads = []
+    requests: list[ExportTraceServiceRequest] = []
     for first in range(0, tasks, tasks_per_request):
-        request = ExportTraceServiceRequest()
-        resource = request.resource_spans.add()
-        resource.resource.attributes.extend([_kv("service.name", "agent-platform"),
-                                             _kv("deployment.environment", "bench")])
-        scope = resource.scope_spans.add()
-        scope.scope.name = "bench"
+        scope = _new_scope(requests)
         for n in range(first, min(tasks, first + tasks_per_request)):
             build_task(scope, rng, n, now_ns)
-        payloads.append(request.SerializeToString())
-    return payloads
+    if children_first:
+        spans = [list(request.resource_spans[0].scope_spans[0].spans) for request in requests]
+        split, requests = requests, []
+        for k in range(len(split) + 1):
+            scope = _new_scope(requests)
+            scope.spans.extend(s for s in (spans[k] if k < len(split) else ()) if s.parent_span_id)
+            scope.spans.extend(s for s in (spans[k - 1] if k else ()) if not s.parent_span_id)
+    return [request.SerializeToString() for request in requests]
 
 
 def bench_decode(payloads: list[bytes]) -> float:
@@ -200,6 +218,8 @@ def bench_writer_rollups(payloads: list[bytes], spans: int, repeat: int, profile
                       "ms_per_batch": 1000 * wall / len(payloads),
                       "cpu_ms_per_batch": 1000 * statistics.median(t[1] for t in timings)
                       / len(payloads),
+                      "cpu_us_per_span": round(1e6 * statistics.median(t[1] for t in timings)
+                                               / spans, 1),
                       "runs_ms_per_batch": [round(1000 * t[0] / len(payloads), 1) for t in timings]})
     return {"modes": modes,
             "rollups_on_vs_off": modes[1]["ms_per_batch"] / modes[0]["ms_per_batch"],
@@ -250,8 +270,15 @@ class _Load:
                 time.sleep(max(0.0, started + index / self.rate - time.perf_counter()))
             while True:
                 sent = time.perf_counter()
-                connection.request("POST", self.address.path, self.bodies[index], self.headers)
-                response = connection.getresponse()
+                try:
+                    connection.request("POST", self.address.path, self.bodies[index],
+                                       self.headers)
+                    response = connection.getresponse()
+                except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                    # the server closed the keep-alive connection while it was idle (a paced
+                    # sender can wait longer than its keep-alive timeout): send again
+                    connection.close()
+                    continue
                 content = response.read()
                 if response.status == 200:
                     latencies.append(time.perf_counter() - sent)
@@ -425,6 +452,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=20_000)
     parser.add_argument("--tasks-per-request", type=int, default=50)
+    parser.add_argument("--children-first", action="store_true",
+                        help="send each task's root (with task.id) one request after its other "
+                             "spans, as a batch span processor exports them")
     parser.add_argument("--senders", type=int, default=4, help="keep-alive connections")
     parser.add_argument("--cores", type=int, choices=(1, 2), default=1,
                         help="CPUs the server (and the sink) are pinned to")
@@ -448,12 +478,14 @@ def main() -> None:
     if args.serve_sink:
         serve_sink(args.serve_sink, args.cores)
         return
-    payloads = build_payloads(args.tasks, args.tasks_per_request)
+    payloads = build_payloads(args.tasks, args.tasks_per_request,
+                              children_first=args.children_first)
     spans = args.tasks * SPANS_PER_TASK
     result = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
                          f"Python {platform.python_version()}",
               "date": time.strftime("%Y-%m-%d"), "spans": spans,
               "spans_per_request": args.tasks_per_request * SPANS_PER_TASK,
+              "children_first": args.children_first,
               "decode_spans_per_s": bench_decode(payloads)}
     if args.writer_only:
         # the same batches through the writer, rollups off then on: their cost per batch

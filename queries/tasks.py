@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from agentsla.collector.tasks.materialize import SPAN_SLACK_NS
 from agentsla.contract import OUTCOMES, FailingHop
 from agentsla.errors import PermanentError
 from agentsla.queries._sql import task_filters
@@ -19,9 +20,6 @@ from agentsla.queries.window import rfc3339
 MAX_LIMIT = 1000
 #: Most spans returned with one task or trace; the rest are counted, not sent.
 MAX_SPANS = 10_000
-#: A task's spans are first looked for among spans starting within this slack of the task's own
-#: interval (see _task_spans).
-SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
 _NO_END_NS = 2**63 - 1
 _JSON_COLUMNS = ("attributes", "resource", "events", "links")
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-import pyarrow as pa
 
 MINUTE_NS = 60 * 10**9
 
@@ -70,9 +69,7 @@ def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
     """Record, in the caller's transaction, the minutes whose evidence these tasks changed
     (and those of the replaced rows' ends: evidence counted at a task's end moves with it)."""
     runs = changed_minutes(tasks, replaced_ends)
-    if runs:  # one Arrow insert: DuckDB runs an executemany row by row, on the writer's path
-        lo, hi = zip(*runs)
-        con.register("dirty_runs", pa.table({"lo": pa.array(lo, pa.int64()),
-                                             "hi": pa.array(hi, pa.int64())}))
-        con.execute("insert into evidence_dirty select lo, hi from dirty_runs")
-        con.unregister("dirty_runs")
+    if runs:  # one statement: an executemany runs row by row, and registering an Arrow table
+        # costs two catalog changes; the runs are few (adjacent minutes are joined)
+        con.execute("insert into evidence_dirty values " + ", ".join(["(?, ?)"] * len(runs)),
+                    [bound for run in runs for bound in run])

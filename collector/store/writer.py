@@ -11,15 +11,15 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Iterable
+from typing import AbstractSet, Any, Iterable, Iterator
 
 import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.rollups import RollupWriter
-from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA, TASK_COLUMN_NAMES
-from agentsla.collector.tasks.materialize import materialize
+from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
+from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
 from agentsla.config import TasksConfig
 
 Row = dict[str, Any]
@@ -69,6 +69,24 @@ class TaskState:
     finished: bool = False  # as last materialized: finished tasks are evicted first
 
 
+@dataclass(frozen=True)
+class StoredTask:
+    """What task_store says of a task: when it was first seen, where its spans can start."""
+
+    first_seen_ns: int | None
+    start_ns: int | None
+    end_ns: int | None
+    span_count: int | None
+
+
+@dataclass
+class Probed:
+    """What the database said of the tasks it was asked about: the stored ones' rows."""
+
+    asked: set[str]
+    stored: dict[str, StoredTask] = field(default_factory=dict)
+
+
 @dataclass
 class WriteResult:
     """What one write stored: new spans, dropped duplicates, tasks re-materialized."""
@@ -85,6 +103,9 @@ class TaskCache:
         self.max_spans = max_spans
         self.span_count = 0
         self._tasks: OrderedDict[str, TaskState] = OrderedDict()
+
+    def __contains__(self, task_id: str) -> bool:
+        return task_id in self._tasks
 
     def get(self, task_id: str) -> TaskState | None:
         """Return a task's state and mark it recently used."""
@@ -214,13 +235,13 @@ class TaskWriter:
     # -- one batch ---------------------------------------------------------------------------
 
     def _write(self, rows: list[Row], now_ns: int) -> WriteResult:
-        task_of_trace, rekeys = self._resolve_tasks(rows)
-        self._apply_rekeys(rekeys, now_ns)
+        task_of_trace, rekeys, probed = self._resolve_tasks(rows)
+        self._apply_rekeys(rekeys, now_ns, probed)
         by_task: dict[str, list[Row]] = {}
         for row in rows:
             row["task_id"] = task_of_trace[row["trace_id"]]
             by_task.setdefault(row["task_id"], []).append(row)
-        states = self._load_tasks(list(by_task), now_ns)
+        states = self._load_tasks(list(by_task), now_ns, probed)
         new_rows = self._add_new_spans(by_task, states)
         self._record_traces(task_of_trace)
         # Materialize before the insert: it numbers the new spans' logical calls and attempts.
@@ -228,69 +249,132 @@ class TaskWriter:
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             spans = pa.Table.from_pylist(new_rows, schema=SPAN_ARROW_SCHEMA)
-            self._append("span_store", spans)
+            self._insert("span_store", spans)
             self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
 
-    def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-        """Map each trace in the batch to its task; list traces whose task id changes."""
+    def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]],
+                                                       Probed]:
+        """Map each trace in the batch to its task; list traces whose task id changes.
+
+        Also returns what the database said of the tasks it was asked about, for `_load_tasks`.
+        """
         declared: dict[str, str] = {}
         for row in rows:
             if row["task_id"] and row["trace_id"] not in declared:
                 declared[row["trace_id"]] = row["task_id"]
         traces = {row["trace_id"] for row in rows}
-        known = self._known_trace_tasks(traces)
+        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
+        missing = [t for t in traces if t not in known]
+        # The tasks the batch most likely goes to are asked in the same statement as the traces
+        # memory does not hold: a batch of new traces costs one lookup, not two.
+        likely = {_task_of(t, known.get(t), declared.get(t)) for t in traces}
+        found, probed = self._probe(missing, [t for t in likely if t not in self.cache])
+        known.update(found)
+        self._trace_task.update(found)  # memory holds stored mappings only
         mapping: dict[str, str] = {}
         rekeys: dict[str, tuple[str, str]] = {}
         for trace_id in traces:
             before = known.get(trace_id)
-            wanted = declared.get(trace_id)
-            # A trace first seen without task.id was keyed by its trace id; when task.id arrives
-            # (often on the root, which ends last) the trace moves to the declared task. A trace
-            # already keyed by a declared task.id keeps it: the first declaration wins.
-            if before is not None and wanted and before == trace_id and wanted != trace_id:
-                rekeys[trace_id] = (before, wanted)
-                mapping[trace_id] = wanted
-            else:
-                mapping[trace_id] = before or wanted or trace_id
-        return mapping, rekeys
+            mapping[trace_id] = task_id = _task_of(trace_id, before, declared.get(trace_id))
+            if before is not None and task_id != before:
+                rekeys[trace_id] = (before, task_id)
+        return mapping, rekeys, probed
 
-    def _known_trace_tasks(self, traces: set[str]) -> dict[str, str]:
-        """Return the stored task of each trace that has one, from memory or the database."""
-        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
-        missing = [t for t in traces if t not in known]
-        if missing:
-            found = self._point_lookup("trace_task", "trace_id", "task_id", missing)
-            known.update(found)
-            self._trace_task.update(found)  # memory holds stored mappings only
-        return known
+    def _probe(self, traces: list[str], tasks: list[str]) -> tuple[dict[str, str], Probed]:
+        """Return the stored task of each trace among traces, and which of tasks are stored.
 
-    def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int) -> None:
-        """Move traces from their provisional (trace id) task to the declared task."""
-        for trace_id, (old_task, new_task) in rekeys.items():
-            old_state = self._load_tasks([old_task], now_ns)[old_task]
-            self.cache.pop(old_task)
-            self.con.execute("update span_store set task_id = ? where task_id = ? and trace_id = ?",
-                             [new_task, old_task, trace_id])
-            self.rollups.remove_tasks([old_task])
-            mark_changed(self.con, (), self._stored_ends([old_task]))
-            self.con.execute("delete from task_store where task_id = ?", [old_task])
-            self.con.execute("update trace_task set task_id = ? where trace_id = ?",
-                             [new_task, trace_id])
-            self._trace_task[trace_id] = new_task
-            moved = {k: {**r, "task_id": new_task} for k, r in old_state.spans.items()}
-            target = self._load_tasks([new_task], now_ns)[new_task]
-            target.first_seen_ns = min(target.first_seen_ns, old_state.first_seen_ns)
-            target.spans.update({k: r for k, r in moved.items() if k not in target.spans})
-            self.cache.put(new_task, target)
+        One statement per chunk probes both primary-key indexes: literal IN lists let DuckDB
+        probe the ART index (constant time per id, whatever the table's size), where a join
+        against a registered table scans the whole table.
+        """
+        found: dict[str, str] = {}
+        probed = Probed(set(tasks))
+        for first in range(0, max(len(traces), len(tasks)), _LOOKUP_CHUNK):
+            trace_chunk = traces[first:first + _LOOKUP_CHUNK]
+            task_chunk = tasks[first:first + _LOOKUP_CHUNK]
+            parts = []
+            if trace_chunk:
+                parts.append("select trace_id, task_id, null::bigint, null::bigint, null::bigint, "
+                             f"null::integer from trace_task where trace_id in ({_marks(trace_chunk)})")
+            if task_chunk:
+                parts.append("select null, task_id, first_seen_ns, start_ns, end_ns, span_count "
+                             f"from task_store where task_id in ({_marks(task_chunk)})")
+            for trace_id, task_id, *task in self.con.execute(
+                    " union all ".join(parts), trace_chunk + task_chunk).fetchall():
+                if trace_id is None:
+                    probed.stored[task_id] = StoredTask(*task)
+                else:
+                    found[trace_id] = task_id
+        return found, probed
 
-    def _load_tasks(self, task_ids: list[str], now_ns: int | None = None) -> dict[str, TaskState]:
-        """Return the state of each task: from memory, else from the database, else new."""
+    def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int,
+                      probed: Probed) -> None:
+        """Move traces from their provisional (trace id) task to the declared task.
+
+        A trace whose children were exported before its root (the usual order: a batch span
+        processor exports spans as they end) is rekeyed once, when the root brings task.id; a
+        batch's rekeys take a few statements together, whatever their number.
+        """
+        if not rekeys:
+            return
+        olds = [old for old, _ in rekeys.values()]  # the traces' own ids: distinct
+        old_states = self._load_tasks(olds, now_ns)
+        for old in olds:
+            self.cache.pop(old)
+        arrow_moves = pa.table({  # noqa: F841 - DuckDB reads it from this frame
+            "trace_id": pa.array(list(rekeys), pa.string()),
+            "old_task": pa.array(olds, pa.string()),
+            "new_task": pa.array([new for _, new in rekeys.values()], pa.string())})
+        self._move_spans(rekeys, old_states, arrow_moves)
+        self.rollups.remove_tasks(olds)
+        mark_changed(self.con, (), self._stored_ends(olds))
+        for chunk in _chunks(olds):
+            self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})", chunk)
+        for chunk in _chunks(list(rekeys)):  # the IN list probes the primary key
+            self.con.execute("update trace_task set task_id = m.new_task from arrow_moves m "
+                             "where trace_task.trace_id = m.trace_id and trace_task.trace_id "
+                             f"in ({_marks(chunk)})", chunk)
+        probed.asked.difference_update(olds)  # deleted since the probe
+        targets = self._load_tasks(list(dict.fromkeys(new for _, new in rekeys.values())),
+                                   now_ns, probed)
+        for trace_id, (old, new) in rekeys.items():
+            self._trace_task[trace_id] = new
+            source, target = old_states[old], targets[new]  # the target is in the cache
+            target.first_seen_ns = min(target.first_seen_ns, source.first_seen_ns)
+            before = len(target.spans)
+            for key, row in source.spans.items():
+                row["task_id"] = new  # the provisional task's state is gone: no copy needed
+                target.spans.setdefault(key, row)
+            self.cache.grew(len(target.spans) - before)
+
+    def _move_spans(self, rekeys: dict[str, tuple[str, str]], old_states: dict[str, TaskState],
+                    arrow_moves: pa.Table) -> None:
+        """Store the rekeyed traces' spans under their new task ids (arrow_moves: each trace,
+        its old and its new task)."""
+        update = ("update span_store set task_id = m.new_task from arrow_moves m "
+                  "where span_store.task_id = m.old_task and span_store.trace_id = m.trace_id")
+        starts = [row["start_ns"] for trace_id, (old, _) in rekeys.items()
+                  for (trace, _), row in old_states[old].spans.items() if trace == trace_id]
+        if starts and None not in starts and all(old_states[o].spans for o, _ in rekeys.values()):
+            # Memory holds every stored span of a task: their start range is a constant filter
+            # DuckDB checks against its zone maps, as in _update_calls, not a whole-table scan.
+            self.con.execute(update + " and span_store.start_ns between $lo and $hi",
+                             {"lo": min(starts), "hi": max(starts)})
+        else:  # memory does not tell where they are
+            self.con.execute(update)
+
+    def _load_tasks(self, task_ids: list[str], now_ns: int | None = None,
+                    probed: Probed | None = None) -> dict[str, TaskState]:
+        """Return the state of each task: from memory, else from the database, else new.
+
+        The database is asked about the tasks `probed` did not ask it about already.
+        """
         states = {t: s for t in task_ids if (s := self.cache.get(t)) is not None}
         missing = [t for t in task_ids if t not in states]
         if missing:
-            states.update(self._read_tasks(missing))
+            states.update(self._read_tasks(missing, probed))
         for task_id in task_ids:
             if task_id not in states and now_ns is not None:
                 states[task_id] = TaskState(first_seen_ns=now_ns, stored=False)
@@ -298,37 +382,59 @@ class TaskWriter:
                 self.cache.put(task_id, states[task_id])
         return states
 
-    def _read_tasks(self, task_ids: list[str]) -> dict[str, TaskState]:
-        states = {task_id: TaskState(first_seen_ns=seen) for task_id, seen in
-                  self._point_lookup("task_store", "task_id", "first_seen_ns", task_ids)}
+    def _read_tasks(self, task_ids: list[str], probed: Probed | None = None
+                    ) -> dict[str, TaskState]:
+        asked = probed.asked if probed else set()
+        stored = {t: probed.stored[t] for t in task_ids
+                  if t in asked and t in probed.stored} if probed else {}
+        unasked = [t for t in task_ids if t not in asked]
+        if unasked:
+            stored.update(self._probe([], unasked)[1].stored)
+        states = {t: TaskState(first_seen_ns=task.first_seen_ns) for t, task in stored.items()}
         if states:
-            self._register_ids("lookup_tasks", list(states))
-            spans = self.con.sql(
-                "select * from span_store where task_id in (select id from lookup_tasks)"
-            ).to_arrow_table().to_pylist()
-            self.con.unregister("lookup_tasks")
-            for span in spans:
-                states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
+            self._read_spans(states, stored)
         return states
 
-    def _point_lookup(self, table: str, key: str, value: str, ids: list[str]) -> list[tuple]:
-        """Return (key, value) of the stored rows among ids, through the primary-key index.
+    def _read_spans(self, states: dict[str, TaskState], stored: dict[str, StoredTask]) -> None:
+        """Read the stored spans of tasks memory does not hold into their states.
 
-        Literal IN lists let DuckDB probe the ART index (constant time per id, whatever the
-        table's size); a join against a registered table scans the whole table instead.
+        span_store has no index on task_id (appends would pay for it): at 10M spans a scan for
+        a task id costs seconds. A task's spans start within its interval give or take
+        SPAN_SLACK_NS, so they are read there first, from the row groups DuckDB's zone maps on
+        start_ns keep (the same bound as the read side's task lookup); a task with fewer spans
+        than its stored span_count has spans elsewhere and is read by the whole scan.
         """
-        found: list[tuple] = []
-        for first in range(0, len(ids), _LOOKUP_CHUNK):
-            chunk = ids[first:first + _LOOKUP_CHUNK]
-            found += self.con.execute(
-                f"select {key}, {value} from {table} where {key} in "
-                f"({', '.join('?' * len(chunk))})", chunk).fetchall()
-        return found
+        starts = [task.start_ns for task in stored.values()]
+        ends = [task.end_ns for task in stored.values()]
+        unread = list(states)
+        if None not in starts:
+            lo = min(starts) - SPAN_SLACK_NS
+            hi = None if None in ends else max(ends) + SPAN_SLACK_NS
+            self._scan_spans(states, unread, lo, hi)
+            unread = [t for t in unread if stored[t].span_count is None
+                      or len(states[t].spans) < stored[t].span_count]
+        if unread:
+            self._scan_spans(states, unread)
+
+    def _scan_spans(self, states: dict[str, TaskState], task_ids: list[str],
+                    lo: int | None = None, hi: int | None = None) -> None:
+        lookup_tasks = pa.table({"id": pa.array(task_ids, pa.string())})  # noqa: F841 - read by DuckDB
+        bounds = "" if lo is None else f"start_ns >= {int(lo)} and "
+        bounds += "" if hi is None else f"start_ns <= {int(hi)} and "
+        spans = self.con.sql(f"select * from span_store where {bounds}"
+                             "task_id in (select id from lookup_tasks)").to_arrow_table().to_pylist()
+        for span in spans:
+            states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
 
     def _stored_ends(self, task_ids: list[str]) -> list[int]:
         """The ends of these tasks' stored rows (finished ones have one)."""
-        return [end for _, end in self._point_lookup("task_store", "task_id", "end_ns", task_ids)
-                if end is not None]
+        ends: list[int] = []
+        for first in range(0, len(task_ids), _LOOKUP_CHUNK):
+            chunk = task_ids[first:first + _LOOKUP_CHUNK]
+            ends += [end for (end,) in self.con.execute(
+                f"select end_ns from task_store where task_id in ({', '.join('?' * len(chunk))}) "
+                "and end_ns is not null", chunk).fetchall()]
+        return ends
 
     def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
         new_rows: list[Row] = []
@@ -349,10 +455,8 @@ class TaskWriter:
         if fresh:
             table = pa.table({"trace_id": pa.array(fresh, pa.string()),
                               "task_id": pa.array([task_of_trace[t] for t in fresh], pa.string())})
-            self.con.register("fresh_traces", table)
             # A plain insert: a primary-key upsert costs several times more in DuckDB.
-            self.con.execute("insert into trace_task select * from fresh_traces")
-            self.con.unregister("fresh_traces")
+            self._insert("trace_task", table)
         for trace_id, task_id in task_of_trace.items():
             self._trace_task[trace_id] = task_id
             self._trace_task.move_to_end(trace_id)
@@ -406,16 +510,13 @@ class TaskWriter:
 
     def _store_tasks(self, rows: list[Row], verb: str) -> None:
         if rows:
-            table = pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA)
-            self.con.register("task_batch", table)
-            self.con.execute(f"{verb} into task_store select "
-                             f"{', '.join(TASK_COLUMN_NAMES)} from task_batch")
-            self.con.unregister("task_batch")
+            self._insert("task_store", pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA), verb)
 
-    def _append(self, table: str, data: pa.Table) -> None:
-        self.con.register("span_batch", data)
-        self.con.execute(f"insert into {table} select * from span_batch")
-        self.con.unregister("span_batch")
+    def _insert(self, table: str, arrow_rows: pa.Table, verb: str = "insert") -> None:
+        """Insert an Arrow table whose columns are the table's, in its physical order."""
+        # DuckDB finds `arrow_rows` in this frame (a replacement scan): a third of the cost
+        # of registering the table and unregistering it, a catalog change each, per statement.
+        self.con.execute(f"{verb} into {table} select * from arrow_rows")
 
     def _register_ids(self, name: str, ids: list[str]) -> None:
         self.con.register(name, pa.table({"id": pa.array(ids, pa.string())}))
@@ -424,6 +525,26 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _chunks(ids: list[str]) -> Iterator[list[str]]:
+    """Split ids into IN lists short enough for DuckDB to probe the index (_LOOKUP_CHUNK)."""
+    for first in range(0, len(ids), _LOOKUP_CHUNK):
+        yield ids[first:first + _LOOKUP_CHUNK]
+
+
+def _marks(ids: list[str]) -> str:
+    return ", ".join("?" * len(ids))
+
+
+def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
+    """Return the task a trace belongs to, given its stored task and the task.id it declares."""
+    # A trace first seen without task.id was keyed by its trace id; when task.id arrives (often
+    # on the root, which ends last) the trace moves to the declared task. A trace already keyed
+    # by a declared task.id keeps it: the first declaration wins.
+    if stored is not None and declared and stored == trace_id and declared != trace_id:
+        return declared
+    return stored or declared or trace_id
 
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],

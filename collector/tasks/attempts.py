@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from typing import Any
+from functools import cache, partial
+from typing import Any, Callable
 
 from .tree import Key, Span, SpanTree, end_of, has_parent_id, span_failed, start_of
 
@@ -28,7 +29,9 @@ def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
                    span.get("hop_name"))
             runs[run].append(key)
     for keys in runs.values():
-        keys.sort(key=lambda k: (start_of(tree.spans[k]), tree.spans[k].get("retry_attempt") or 0))
+        if len(keys) > 1:  # most runs are one span
+            keys.sort(key=lambda k: (start_of(tree.spans[k]),
+                                     tree.spans[k].get("retry_attempt") or 0))
     return list(runs.values())
 
 
@@ -41,7 +44,8 @@ def _child_starts(tree: SpanTree) -> dict[tuple, list[int]]:
     return starts
 
 
-def _continues_call(span: Span, previous: Span, siblings: list[int]) -> bool:
+def _continues_call(span: Span, previous: Span,
+                    child_starts: Callable[[], dict[tuple, list[int]]]) -> bool:
     # retry.attempt (or http.request.resend_count) 0 starts a new logical call and > 0 continues
     # one. Without a number, a repeat is the retry of a failed sibling when it started after that
     # one ended and the caller started nothing else in between. A repeat after a success is a
@@ -52,19 +56,19 @@ def _continues_call(span: Span, previous: Span, siblings: list[int]) -> bool:
         return attempt > 0
     if not span_failed(previous) or start_of(span) < end_of(previous):
         return False
+    siblings = child_starts()[(span.get("trace_id"), span.get("parent_span_id"))]
     return bisect_left(siblings, start_of(span)) == bisect_left(siblings, end_of(previous))
 
 
 def logical_calls(tree: SpanTree) -> list[list[Key]]:
     """Split sibling runs of one hop into logical calls, each a list of its attempts in order."""
     calls: list[list[Key]] = []
-    starts = _child_starts(tree)
+    # Only unnumbered retries need the children's starts: read them once, when first needed.
+    child_starts = cache(partial(_child_starts, tree))
     for keys in _sibling_runs(tree):
-        first = tree.spans[keys[0]]
-        siblings = starts[(first.get("trace_id"), first.get("parent_span_id"))]
         current = [keys[0]]
         for previous, key in zip(keys, keys[1:]):
-            if _continues_call(tree.spans[key], tree.spans[previous], siblings):
+            if _continues_call(tree.spans[key], tree.spans[previous], child_starts):
                 current.append(key)
             else:
                 calls.append(current)

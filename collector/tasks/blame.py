@@ -53,6 +53,8 @@ def classify_attempts(tree: SpanTree) -> Attempts:
     calls = logical_calls(tree)
     recovered: set[Key] = set()
     for attempts in calls:
+        if len(attempts) == 1:
+            continue  # no later attempt to recover it
         later_ok = False
         for key in reversed(attempts):
             failed = span_failed(tree.spans[key])

@@ -21,7 +21,12 @@ from .self_time import self_times
 from .tree import Key, Span, SpanTree, build_tree, end_of, start_of
 from agentsla.collector.store.schema import TASK_COLUMN_NAMES
 
-__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns"]
+__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns", "SPAN_SLACK_NS"]
+
+#: A task's spans start within its interval (start_ns to end_ns) give or take this slack:
+#: clock skew between services, late work. Readers of a task's stored spans look there first
+#: (zone maps on start_ns) and check the task's span_count (queries/tasks.py, the writer).
+SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -123,18 +128,24 @@ def _agent(tree: SpanTree) -> str | None:
 
 
 def _counts(tree: SpanTree, attempts: Attempts) -> dict[str, Any]:
-    spans = list(tree.in_order())
-    models = [s for s in spans if s.get("hop_kind") == "model"]
-    served = [s for s in spans if s.get("fallback_used")]
-    return {"span_count": len(spans),
-            "model_calls": len(models),
-            "tool_calls": sum(1 for s in spans if s.get("hop_kind") == "tool"),
-            "retries": len(attempts.retries),
-            "input_tokens": sum(s.get("input_tokens") or 0 for s in models),
-            "output_tokens": sum(s.get("output_tokens") or 0 for s in models),
-            "fallback_used": bool(served),
-            "fallback_kind": next((s["fallback_kind"] for s in served if s.get("fallback_kind")),
-                                  None)}
+    models = tools = input_tokens = output_tokens = 0
+    fallback_used, fallback_kind = False, None
+    for span in tree.in_order():  # one pass: this runs for every task of every commit
+        kind = span.get("hop_kind")
+        if kind == "model":
+            models += 1
+            input_tokens += span.get("input_tokens") or 0
+            output_tokens += span.get("output_tokens") or 0
+        elif kind == "tool":
+            tools += 1
+        if span.get("fallback_used"):
+            fallback_used = True
+            if fallback_kind is None and span.get("fallback_kind"):
+                fallback_kind = span["fallback_kind"]
+    return {"span_count": len(tree.order), "model_calls": models, "tool_calls": tools,
+            "retries": len(attempts.retries), "input_tokens": input_tokens,
+            "output_tokens": output_tokens, "fallback_used": fallback_used,
+            "fallback_kind": fallback_kind}
 
 
 def _judge_rooted(tree: SpanTree, root: Span, attempts: Attempts,

@@ -53,10 +53,6 @@ def span_failed(span: Span) -> bool:
             or span.get("error_type") is not None or (span.get("http_status") or 0) >= 500)
 
 
-def _order_key(span: Span) -> tuple:
-    return (start_of(span), str(span.get("span_id") or ""), str(span.get("trace_id") or ""))
-
-
 @dataclass
 class SpanTree:
     """The spans of one task arranged as an acyclic forest."""
@@ -113,13 +109,6 @@ class SpanTree:
         return (self.spans[k] for k in self.order)
 
 
-def _declared_parent(span: Span, key: Key, spans: Mapping[Key, Span]) -> Key | None:
-    if not has_parent_id(span):
-        return None
-    parent = (span.get("trace_id"), span.get("parent_span_id"))
-    return parent if parent != key and parent in spans else None
-
-
 def _attach_from(tree: SpanTree, top: Key, kids: Mapping[Key, list[Key]]) -> None:
     tree.depth[top] = 0
     queue = deque([top])
@@ -136,16 +125,20 @@ def _attach_from(tree: SpanTree, top: Key, kids: Mapping[Key, list[Key]]) -> Non
 
 def build_tree(spans: Sequence[Span], grace_cutoff_ns: int | None = None) -> SpanTree:
     """Index the spans of one task: first copy of each key wins; O(n log n)."""
+    # This runs for every task of every commit, so it reads the span dicts inline. Order: by
+    # start, ties by span id, then trace id (a key is (trace id, span id)).
     by_key: dict[Key, Span] = {}
     for span in spans:
-        by_key.setdefault(span_key(span), span)
-    order = sorted(by_key, key=lambda k: _order_key(by_key[k]))
+        by_key.setdefault((span.get("trace_id"), span.get("span_id")), span)
+    order = sorted(by_key, key=lambda k: (by_key[k].get("start_ns") or 0, str(k[1] or ""),
+                                          str(k[0] or "")))
     tree = SpanTree(spans=by_key, order=order, grace_cutoff_ns=grace_cutoff_ns)
     kids: dict[Key, list[Key]] = defaultdict(list)
     tops: list[Key] = []
-    for key in order:  # one pass: this runs for every task of every commit
-        parent = _declared_parent(by_key[key], key, by_key)
-        if parent is None:
+    for key in order:
+        parent_id = by_key[key].get("parent_span_id")
+        parent = (key[0], parent_id)
+        if parent_id is None or parent_id in _NO_PARENT_IDS or parent == key or parent not in by_key:
             tops.append(key)
         else:
             kids[parent].append(key)
