@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import AbstractSet, Any, Iterable, Iterator
 
@@ -212,11 +213,10 @@ class TaskWriter:
                 "select task_id from task_store where finished and end_ns < ?", [cutoff_ns]
             ).fetchall()]
             if old:
-                self._register_ids("old_tasks", old)
-                self.con.execute("delete from span_store where task_id in (select id from old_tasks)")
-                self.con.execute("delete from trace_task where task_id in (select id from old_tasks)")
-                self.con.execute("delete from task_store where task_id in (select id from old_tasks)")
-                self.con.unregister("old_tasks")
+                with self._registered("old_tasks", _ids_table(old)):
+                    for table in ("span_store", "trace_task", "task_store"):
+                        self.con.execute(
+                            f"delete from {table} where task_id in (select id from old_tasks)")
             # rollups keep their own, longer clock: cutoff_ns is now - retention
             self.rollups.delete_before(
                 cutoff_ns + int((self.config.retention - self.config.rollup_retention) * 1e9))
@@ -323,19 +323,21 @@ class TaskWriter:
         old_states = self._load_tasks(olds, now_ns)
         for old in olds:
             self.cache.pop(old)
-        arrow_moves = pa.table({  # noqa: F841 - DuckDB reads it from this frame
+        moves = pa.table({
             "trace_id": pa.array(list(rekeys), pa.string()),
             "old_task": pa.array(olds, pa.string()),
             "new_task": pa.array([new for _, new in rekeys.values()], pa.string())})
-        self._move_spans(rekeys, old_states, arrow_moves)
-        self.rollups.remove_tasks(olds)
-        mark_changed(self.con, (), self._stored_ends(olds))
-        for chunk in _chunks(olds):
-            self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})", chunk)
-        for chunk in _chunks(list(rekeys)):  # the IN list probes the primary key
-            self.con.execute("update trace_task set task_id = m.new_task from arrow_moves m "
-                             "where trace_task.trace_id = m.trace_id and trace_task.trace_id "
-                             f"in ({_marks(chunk)})", chunk)
+        with self._registered("arrow_moves", moves):
+            self._move_spans(rekeys, old_states)
+            self.rollups.remove_tasks(olds)
+            mark_changed(self.con, (), self._stored_ends(olds))
+            for chunk in _chunks(olds):
+                self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})",
+                                 chunk)
+            for chunk in _chunks(list(rekeys)):  # the IN list probes the primary key
+                self.con.execute("update trace_task set task_id = m.new_task from arrow_moves m "
+                                 "where trace_task.trace_id = m.trace_id and trace_task.trace_id "
+                                 f"in ({_marks(chunk)})", chunk)
         probed.asked.difference_update(olds)  # deleted since the probe
         targets = self._load_tasks(list(dict.fromkeys(new for _, new in rekeys.values())),
                                    now_ns, probed)
@@ -349,10 +351,10 @@ class TaskWriter:
                 target.spans.setdefault(key, row)
             self.cache.grew(len(target.spans) - before)
 
-    def _move_spans(self, rekeys: dict[str, tuple[str, str]], old_states: dict[str, TaskState],
-                    arrow_moves: pa.Table) -> None:
-        """Store the rekeyed traces' spans under their new task ids (arrow_moves: each trace,
-        its old and its new task)."""
+    def _move_spans(self, rekeys: dict[str, tuple[str, str]],
+                    old_states: dict[str, TaskState]) -> None:
+        """Store the rekeyed traces' spans under their new task ids (the registered
+        arrow_moves: each trace, its old and its new task)."""
         update = ("update span_store set task_id = m.new_task from arrow_moves m "
                   "where span_store.task_id = m.old_task and span_store.trace_id = m.trace_id")
         starts = [row["start_ns"] for trace_id, (old, _) in rekeys.items()
@@ -418,11 +420,11 @@ class TaskWriter:
 
     def _scan_spans(self, states: dict[str, TaskState], task_ids: list[str],
                     lo: int | None = None, hi: int | None = None) -> None:
-        lookup_tasks = pa.table({"id": pa.array(task_ids, pa.string())})  # noqa: F841 - read by DuckDB
         bounds = "" if lo is None else f"start_ns >= {int(lo)} and "
         bounds += "" if hi is None else f"start_ns <= {int(hi)} and "
-        spans = self.con.sql(f"select * from span_store where {bounds}"
-                             "task_id in (select id from lookup_tasks)").to_arrow_table().to_pylist()
+        with self._registered("lookup_tasks", _ids_table(task_ids)):
+            spans = self.con.sql(f"select * from span_store where {bounds}task_id in "
+                                 "(select id from lookup_tasks)").to_arrow_table().to_pylist()
         for span in spans:
             states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
 
@@ -514,17 +516,28 @@ class TaskWriter:
 
     def _insert(self, table: str, arrow_rows: pa.Table, verb: str = "insert") -> None:
         """Insert an Arrow table whose columns are the table's, in its physical order."""
-        # DuckDB finds `arrow_rows` in this frame (a replacement scan): a third of the cost
-        # of registering the table and unregistering it, a catalog change each, per statement.
-        self.con.execute(f"{verb} into {table} select * from arrow_rows")
+        with self._registered("arrow_rows", arrow_rows):
+            self.con.execute(f"{verb} into {table} select * from arrow_rows")
 
-    def _register_ids(self, name: str, ids: list[str]) -> None:
-        self.con.register(name, pa.table({"id": pa.array(ids, pa.string())}))
+    @contextmanager
+    def _registered(self, name: str, table: pa.Table) -> Iterator[None]:
+        """Let the statements inside read `table` as `name`. Registered, not found in a frame
+        by a replacement scan, which costs less per statement but crashed `serve`'s writer
+        thread in the kill -9 soak (docs/architecture.md, Few statements a batch)."""
+        self.con.register(name, table)
+        try:
+            yield
+        finally:
+            self.con.unregister(name)
 
     def forget_memory(self) -> None:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _ids_table(ids: list[str]) -> pa.Table:
+    return pa.table({"id": pa.array(ids, pa.string())})
 
 
 def _chunks(ids: list[str]) -> Iterator[list[str]]:
