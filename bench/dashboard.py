@@ -284,9 +284,33 @@ def _counts(db_path: Path) -> dict:
     return {"spans": spans, "tasks": tasks, "db_mib": round(db_path.stat().st_size / 2**20)}
 
 
+def _shift_statements(con, shift_ns: int) -> list[str]:
+    """The updates that move every stored time by shift_ns (a whole number of minutes): each
+    `*_ns` BIGINT column of every table (tasks, spans, the per-minute rollups, the findings
+    evidence and its dirty ranges), then each rollup's hour tier refilled from its shifted
+    minutes (an hour row moved by a part of an hour would straddle two hours)."""
+    from agentsla.collector.store import rollups
+
+    hourly = {r.table + rollups.HOURLY for r in rollups.ROLLUPS}
+    columns: dict[str, list[str]] = {}
+    for table, column in con.execute(
+            "select c.table_name, c.column_name from information_schema.columns c "
+            "join information_schema.tables t using (table_schema, table_name) "
+            "where t.table_type = 'BASE TABLE' and c.data_type = 'BIGINT' "
+            "and ends_with(c.column_name, '_ns') "
+            "order by c.table_name, c.ordinal_position").fetchall():
+        if table not in hourly:
+            columns.setdefault(table, []).append(column)
+    statements = [f"update {table} set " + ", ".join(f"{c} = {c} + {shift_ns}" for c in cols)
+                  for table, cols in columns.items()]
+    for rollup in rollups.ROLLUPS:
+        statements += [f"delete from {rollup.table}{rollups.HOURLY}", rollup.hourly_backfill()]
+    return statements
+
+
 def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:
-    """Copy src's agentsla.duckdb into dst_dir and move its timestamps so the newest span was
-    received now. Returns the shift in seconds."""
+    """Copy src's agentsla.duckdb into dst_dir and move its stored times so the newest span was
+    received in the last minute. Returns the shift in seconds."""
     db = src / "agentsla.duckdb"
     if (src / "agentsla.duckdb.wal").exists():
         raise SystemExit(f"{db}.wal exists: the file is open or was not closed cleanly; "
@@ -304,13 +328,11 @@ def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:
     try:
         con.execute("set enable_progress_bar = false")
         newest = con.execute("select max(received_ns) from span_store").fetchone()[0] or 0
-        shift = max(0, time.time_ns() - newest)
+        minute_ns = 60 * 10**9  # whole minutes: every rollup row stays on its minute
+        shift = max(0, time.time_ns() - newest) // minute_ns * minute_ns
         con.execute("begin transaction")
-        con.execute("update span_store set start_ns = start_ns + $d, end_ns = end_ns + $d, "
-                    "received_ns = received_ns + $d", {"d": shift})
-        con.execute("update task_store set start_ns = start_ns + $d, end_ns = end_ns + $d, "
-                    "first_seen_ns = first_seen_ns + $d, updated_ns = updated_ns + $d",
-                    {"d": shift})
+        for statement in _shift_statements(con, shift):
+            con.execute(statement)
         con.execute("commit")
         con.execute("checkpoint")
     finally:
