@@ -6,6 +6,9 @@ not reach the API recovers on the next refresh.
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +26,9 @@ LASTING_TTL_S = 300
 SCHEMA_TTL_S = 300
 #: Seconds before a slow API is reported as unreachable.
 TIMEOUT_S = 15.0
+#: Seconds a deferred section (the findings) waits for its answer: the rest of its page is drawn
+#: meanwhile, so it may wait longer than a page's own calls.
+DEFERRED_TIMEOUT_S = 120.0
 _TARGET_KEY = "_agentsla_api_target"
 
 
@@ -48,9 +54,9 @@ def target() -> ApiTarget:
 
 
 @st.cache_resource(show_spinner=False)
-def _client(where: ApiTarget) -> ApiClient:
+def _client(where: ApiTarget, timeout: float = TIMEOUT_S) -> ApiClient:
     # one pooled client per API; httpx.Client is safe to share between sessions' threads
-    return ApiClient(where.url, token=where.token, timeout=TIMEOUT_S, ca_file=where.ca_file,
+    return ApiClient(where.url, token=where.token, timeout=timeout, ca_file=where.ca_file,
                      cert_file=where.cert_file, key_file=where.key_file)
 
 
@@ -64,16 +70,91 @@ def _fetch_lasting(where: ApiTarget, method: str, args: tuple, params: tuple) ->
     return getattr(_client(where), method)(*args, **dict(params))
 
 
+def _clean(params: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in params.items() if v is not None and v != ""))
+
+
 def call(method: str, *args: str, lasting: bool = False, **params: Any) -> Any:
     """Call one ApiClient method (e.g. `call("sla", window="1h")`), cached for CACHE_TTL_S
     (LASTING_TTL_S with `lasting=True`).
 
     Raises AgentslaError with the API's message (or "cannot reach the agentsla API at ...").
     """
-    where = target()
-    clean = tuple(sorted((k, str(v)) for k, v in params.items() if v is not None and v != ""))
     fetch = _fetch_lasting if lasting else _fetch
-    return fetch(where, method, tuple(args), clean)
+    return fetch(target(), method, tuple(args), _clean(params))
+
+
+class Pending(Exception):
+    """A deferred answer is still being computed by the API (see `call_later`)."""
+
+    def __init__(self, future: Future, started: float):
+        super().__init__("still computing")
+        self.future = future
+        self.started = started
+
+    def done(self) -> bool:
+        """Tell whether the answer (or its error) has arrived."""
+        return self.future.done()
+
+    def waited_s(self) -> float:
+        """Seconds since the call was sent."""
+        return time.monotonic() - self.started
+
+
+class _Background:
+    """Deferred calls shared by every session: one computation per call in flight, a finished
+    answer reused for CACHE_TTL_S, an error handed out once (errors are not cached)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentsla-deferred")
+        self.calls: dict[tuple, tuple[Future, float]] = {}
+        self.finished: dict[tuple, float] = {}
+
+    def get(self, key: tuple, client: ApiClient) -> Any:
+        now = time.monotonic()
+        with self.lock:
+            for old, at in list(self.finished.items()):
+                if at + CACHE_TTL_S < now:
+                    self._forget(old)
+            if key not in self.calls:
+                method, args, params = key[1:]
+                future = self.pool.submit(getattr(client, method), *args, **dict(params))
+                self.calls[key] = (future, now)
+                future.add_done_callback(lambda _: self._finished(key))
+            future, started = self.calls[key]
+            if not future.done():
+                raise Pending(future, started)
+            if future.exception() is not None:
+                self._forget(key)
+            return future.result()
+
+    def _finished(self, key: tuple) -> None:
+        with self.lock:
+            self.finished[key] = time.monotonic()
+
+    def _forget(self, key: tuple) -> None:
+        self.calls.pop(key, None)
+        self.finished.pop(key, None)
+
+    def clear(self) -> None:
+        with self.lock:
+            for key in list(self.finished):
+                self._forget(key)
+
+
+@st.cache_resource(show_spinner=False)
+def _background() -> _Background:
+    return _Background()
+
+
+def call_later(method: str, *args: str, **params: Any) -> Any:
+    """Call one ApiClient method in the background, for a section drawn after the rest of its
+    page: return its answer once it has arrived, else raise Pending (draw a placeholder and
+    look again, see render.pending). Waits up to DEFERRED_TIMEOUT_S; errors as `call`."""
+    where = target()
+    return _background().get((where, method, tuple(args), _clean(params)),
+                             _client(where, DEFERRED_TIMEOUT_S))
 
 
 @st.cache_data(ttl=SCHEMA_TTL_S, show_spinner=False)
@@ -108,3 +189,4 @@ def clear() -> None:
     """Forget every cached answer (the Refresh button)."""
     _fetch.clear()
     _accepted.clear()
+    _background().clear()

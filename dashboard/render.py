@@ -13,6 +13,8 @@ from agentsla.dashboard import data, filters
 from agentsla.errors import AgentslaError, Forbidden, Unauthorized
 
 log = logging.getLogger("agentsla.dashboard")
+#: Seconds between looks at a deferred answer (render.pending).
+PENDING_POLL_S = 1.0
 
 
 def page(title: str, body: Callable[[], None]) -> None:
@@ -58,3 +60,19 @@ def filter_note(path: str, what: str = "this view") -> None:
     if missing:
         st.warning(f"The API cannot filter {what} by {', '.join(missing).lower()} "
                    f"({path} has no such parameter); showing all of them.", icon="ℹ️")
+
+
+def pending(what: str, waiting: data.Pending) -> None:
+    """Hold the place of a section whose answer is still being computed (data.call_later): say
+    so, look again every PENDING_POLL_S, and redraw the page once the answer (or its error) is in.
+    """
+    @st.fragment(run_every=PENDING_POLL_S)
+    def _poll() -> None:
+        if waiting.done():
+            st.rerun()
+        st.info(f"{what} are still being computed by the API ({waiting.waited_s():.0f} s so "
+                f"far); they appear here when ready, the rest of the page is complete. The "
+                f"dashboard gives up after {data.DEFERRED_TIMEOUT_S:.0f} s.",
+                icon=":material/hourglass_top:")
+
+    _poll()

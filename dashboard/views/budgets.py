@@ -47,7 +47,10 @@ def _findings() -> None:
     st.subheader("Findings")
     render.filter_note("/api/v1/findings", "the findings")
     try:
-        answer = data.call("findings", **filters.api_params("/api/v1/findings"))
+        answer = data.call_later("findings", **filters.api_params("/api/v1/findings"))
+    except data.Pending as waiting:
+        render.pending("Findings", waiting)
+        return
     except NotFound as exc:
         st.info(f"Findings are not available from this API: {exc.message}.")
         return

@@ -94,7 +94,10 @@ def _findings(task_id: str) -> None:
     """List what the findings say is wrong with this task (GET /api/v1/findings?task_id=)."""
     st.markdown("**Findings**")
     try:
-        found = data.call("findings", task_id=task_id).get("findings") or []
+        found = data.call_later("findings", task_id=task_id).get("findings") or []
+    except data.Pending as waiting:
+        render.pending("This task's findings", waiting)
+        return
     except NotFound as exc:
         st.info(f"Findings are not available for this task: {exc.message}.")
         return

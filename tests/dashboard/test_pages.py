@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from agentsla.dashboard import fmt
 from seed import APP, OTHER_SERVICE, SERVICE
 from serverproc import ServerProcess, free_port
+from slowapi import settle
 
 TIMEOUT = 60
 
@@ -24,7 +25,7 @@ def _app(monkeypatch, api_url: str, **query) -> AppTest:
 
 def _open(at: AppTest, page: str) -> AppTest:
     at.run()
-    at.switch_page(f"views/{page}.py").run()
+    settle(at.switch_page(f"views/{page}.py").run())
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     return at
@@ -153,7 +154,7 @@ def test_task_explorer_lists_and_opens_a_task(seeded, monkeypatch) -> None:
     listed = seeded.api("/api/v1/tasks", window="1h", limit=200).json()["tasks"]
     assert at.dataframe[0].value["task id"].tolist() == [t["task_id"] for t in listed]
     task = next(t for t in listed if t["outcome"] == "budget_exhausted")
-    at.text_input(key="tx_task").input(task["task_id"]).run()
+    settle(at.text_input(key="tx_task").input(task["task_id"]).run())
     assert not at.exception and not at.error
     assert at.query_params["task"] == task["task_id"]
     assert _metric(at, "Outcome") == "budget exhausted"
