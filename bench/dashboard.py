@@ -469,8 +469,11 @@ def visit(context, url: str, spec: PageSpec, timeout_s: float,
                 "cpu": cpu}
     except Exception as exc:  # noqa: BLE001 - a timed-out page is a result, not a crash
         t1 = time.perf_counter()
-        return {"s": round(t1 - t0, 3), "t0": t0, "t1": t1, "cpu": {},
-                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+        waited_for = next((n for n in ("key", "charts", "footer", "status") if n not in stages),
+                          "status")
+        return {"s": round(t1 - t0, 3), "t0": t0, "t1": t1, "cpu": {}, "stages": stages,
+                "error": f"waiting for {waited_for}: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:200]}"}
     finally:
         page.close()
 

@@ -106,7 +106,8 @@ class _Background:
     answer reused for CACHE_TTL_S, an error handed out once (errors are not cached)."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
+        # re-entrant: a call that is done before add_done_callback runs its callback at once
+        self.lock = threading.RLock()
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentsla-deferred")
         self.calls: dict[tuple, tuple[Future, float]] = {}
         self.finished: dict[tuple, float] = {}

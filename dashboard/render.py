@@ -13,8 +13,9 @@ from agentsla.dashboard import data, filters
 from agentsla.errors import AgentslaError, Forbidden, Unauthorized
 
 log = logging.getLogger("agentsla.dashboard")
-#: Seconds between looks at a deferred answer (render.pending).
-PENDING_POLL_S = 1.0
+#: Seconds between looks at a deferred answer (render.pending): each look is a short fragment
+#: run that shows Streamlit's running indicator, so not more often.
+PENDING_POLL_S = 3.0
 
 
 def page(title: str, body: Callable[[], None]) -> None:
