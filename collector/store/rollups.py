@@ -95,16 +95,23 @@ class Rollup:
 
         Summed, not only appended: a key whose stored and pending rows cancel out (a task
         counted in progress under no type, then finished under its type) is no row, as it is
-        none once merged and none in the raw answer.
+        none once merged and none in the raw answer. Only the minutes (hours) holding pending
+        rows are summed; the others are read as stored, which keeps a read of a day as cheap as
+        before the pending rows (summing every stored row cost 1.8x the CPU at 10M spans).
         """
         pending = self.pending()
         if tier != self.table:  # a minute's sums are a part of its hour's
             pending = (f"select * replace (minute_ns // {HOUR_NS} * {HOUR_NS} as minute_ns) "
                        f"from ({pending})")
         summed = ", ".join(f"sum({v})::{kind} as {v}" for v, kind in self.value_types().items())
-        return (f"create or replace view {tier} as select {', '.join(self.keys)}, {summed} "
-                f"from (select * from {tier}{STORED} union all by name {pending}) group by all "
-                f"having {_nonzero(self)}")
+        stored = f"select * from {tier}{STORED}"
+        # only the minutes holding pending rows are summed: the others pass through as stored
+        return (f"create or replace view {tier} as with pending as ({pending}) "
+                f"{stored} s where not exists (select 1 from pending p "
+                f"where p.minute_ns = s.minute_ns) "
+                f"union all by name select {', '.join(self.keys)}, {summed} from "
+                f"({stored} where minute_ns in (select minute_ns from pending) "
+                f"union all by name select * from pending) group by all having {_nonzero(self)}")
 
     def hourly_backfill(self, suffix: str = "") -> str:
         """Return the statement that fills the empty hour tier from the minutes (`suffix`: the
