@@ -255,7 +255,7 @@ def summed_rows(con: duckdb.DuckDBPyConnection, table: str, rollup: Rollup) -> l
 
 
 def _ids_literal(ids: list[str]) -> str:
-    # Literal IN lists probe task_store's primary-key index (writer._point_lookup's reason).
+    # Literal IN lists probe task_store's primary-key index (as writer._LOOKUP_CHUNK's lists do; a join against a registered table scans it).
     return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
 
 
