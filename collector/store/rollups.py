@@ -255,7 +255,8 @@ def summed_rows(con: duckdb.DuckDBPyConnection, table: str, rollup: Rollup) -> l
 
 
 def _ids_literal(ids: list[str]) -> str:
-    # Literal IN lists probe task_store's primary-key index (as writer._LOOKUP_CHUNK's lists do; a join against a registered table scans it).
+    # Literal IN lists probe task_store's primary-key index, as the writer's _LOOKUP_CHUNK
+    # lists do (a join against a registered table scans the whole table).
     return ", ".join("'" + i.replace("'", "''") + "'" for i in ids)
 
 
