@@ -112,7 +112,9 @@ class _Background:
         self.calls: dict[tuple, tuple[Future, float]] = {}
         self.finished: dict[tuple, float] = {}
 
-    def get(self, key: tuple, client: ApiClient) -> Any:
+    def get(self, key: tuple, client: ApiClient) -> tuple[Future, float]:
+        """The call's future (started now unless in flight or recently finished) and when it
+        was sent; a failed one is forgotten as it is handed out."""
         now = time.monotonic()
         with self.lock:
             for old, at in list(self.finished.items()):
@@ -124,11 +126,9 @@ class _Background:
                 self.calls[key] = (future, now)
                 future.add_done_callback(lambda _: self._finished(key))
             future, started = self.calls[key]
-            if not future.done():
-                raise Pending(future, started)
-            if future.exception() is not None:
+            if future.done() and future.exception() is not None:
                 self._forget(key)
-            return future.result()
+            return future, started
 
     def _finished(self, key: tuple) -> None:
         with self.lock:
@@ -154,8 +154,13 @@ def call_later(method: str, *args: str, **params: Any) -> Any:
     page: return its answer once it has arrived, else raise Pending (draw a placeholder and
     look again, see render.pending). Waits up to DEFERRED_TIMEOUT_S; errors as `call`."""
     where = target()
-    return _background().get((where, method, tuple(args), _clean(params)),
-                             _client(where, DEFERRED_TIMEOUT_S))
+    # Pending is raised here, not in the shared _Background: after Streamlit reloads this
+    # module (a changed source file) the cached instance's classes are the old module's
+    future, started = _background().get((where, method, tuple(args), _clean(params)),
+                                        _client(where, DEFERRED_TIMEOUT_S))
+    if not future.done():
+        raise Pending(future, started)
+    return future.result()
 
 
 @st.cache_data(ttl=SCHEMA_TTL_S, show_spinner=False)
