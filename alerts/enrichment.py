@@ -63,5 +63,7 @@ class Enricher:
             try:
                 self.run_once(self.clock())
             except Exception:  # noqa: BLE001 - enrichment is best effort; the next pass retries
-                if not self._stop.is_set():
+                # the service closes its cursors before it stops this worker: a pass that
+                # fails then is the shutdown, not an error
+                if not (self._stop.is_set() or self.cursors.stopping):
                     log.exception("incident enrichment failed; retrying next pass")
