@@ -79,3 +79,20 @@ def test_the_fill_reports_progress_batch_by_batch():
     # no spans stored: a root that is not there reaches nothing
     assert con.execute("select distinct self_times from task_store").fetchall() == [([],)]
     assert fill_self_times(con) == 0  # filled tasks are not visited again
+
+
+def test_the_fill_keeps_the_task_rows_in_time_order():
+    # DuckDB rewrites a list column's update as a delete and an insert: batches by task id
+    # would scatter a day's ends over every row group (the zone maps then prune nothing)
+    con = duckdb.connect()
+    migrate(con)
+    ends = [70 + (7 * i) % 9 for i in range(9)]  # ids in no time order
+    rows = [task(f"t{i}", end_s=end, trace_id=f"{i:032x}", root_span_id="r")
+            for i, end in enumerate(ends)]
+    con.register("rows", pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA))
+    con.execute("insert into task_store select * from rows")
+    assert fill_self_times(con, batch_tasks=3) == 9
+    stored = [end for (end,) in con.execute("select end_ns from task_store order by rowid")
+              .fetchall()]
+    batches = [stored[i:i + 3] for i in range(0, 9, 3)]
+    assert all(max(a) < min(b) for a, b in zip(batches, batches[1:])), stored
