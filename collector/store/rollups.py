@@ -148,21 +148,31 @@ def _counts(conditions: dict[str, str]) -> str:
                      for name, cond in conditions.items())
 
 
-def _histogram(keys: str, minute: str, metrics: dict[str, tuple[str, str]]) -> str:
+def _histogram(keys: str, minute: str, metrics: dict[str, tuple[str, str, int]]) -> str:
+    """`metrics`: name → (value, condition, factor to millionths of the exposed unit)."""
     parts = [f"select {minute} as minute_ns, {keys}, '{metric}' as metric, "
-             f"{bucket_sql(value)} as bucket, sign from {{src}} "
-             f"where {cond} and {value} is not null" for metric, (value, cond) in metrics.items()]
-    return (f"select minute_ns, {keys}, metric, bucket, sum(sign) as count "
-            f"from ({' union all '.join(parts)}) group by all")
+             f"{bucket_sql(value)} as bucket, sign, round({value} * {factor}) as e6 "
+             f"from {{src}} where {cond} and {value} is not null"
+             for metric, (value, cond, factor) in metrics.items()]
+    return (f"select minute_ns, {keys}, metric, bucket, sum(sign) as count, "
+            f"sum(sign * e6) as sum_e6 from ({' union all '.join(parts)}) group by all")
+
+
+#: Histogram values: the bucket's count and the sum of its values in millionths of the unit
+#: /metrics exposes (µs of a duration in seconds, millionths of a budget share), whole numbers
+#: so that signed rows cancel exactly; /metrics' `_sum`.
+HISTOGRAM_VALUES = ("count", "sum_e6")
+#: ms → millionths of a second
+_MS_E6 = 1000
 
 
 _TK = ", ".join(_TASK_KEYS[1:])
 TASKS = Rollup("task_minutes", _TASK_KEYS, tuple(TASK_COUNTS), (
     f"select {_TASK_MINUTE} as minute_ns, {_TK}, {_counts(TASK_COUNTS)} from {{src}} group by all"))
-TASK_HISTOGRAMS = Rollup("task_histograms", (*_TASK_KEYS, "metric", "bucket"), ("count",),
-                         _histogram(_TK, _TASK_MINUTE, {"latency_ms": ("duration_ms", _RATED),
-                                                        "budget_used": ("budget_used_ratio",
-                                                                        _RATED)}))
+TASK_HISTOGRAMS = Rollup("task_histograms", (*_TASK_KEYS, "metric", "bucket"), HISTOGRAM_VALUES,
+                         _histogram(_TK, _TASK_MINUTE, {
+                             "latency_ms": ("duration_ms", _RATED, _MS_E6),
+                             "budget_used": ("budget_used_ratio", _RATED, 10**6)}))
 _CK = "task_type, tenant_id, service_name, ffh_kind, ffh_name, ffh_reason"
 CAUSES = Rollup(
     "cause_minutes", ("minute_ns", *_CK.split(", ")),
@@ -183,9 +193,9 @@ HOPS = Rollup(
     f"sum(sign * coalesce(input_tokens, 0)) as input_tokens, "
     f"sum(sign * coalesce(output_tokens, 0)) as output_tokens from {{src}} group by all")
 HOP_HISTOGRAMS = Rollup("hop_histograms", ("minute_ns", "hop_kind", "hop_name", "metric", "bucket"),
-                        ("count",), _histogram("hop_kind, hop_name", _SPAN_MINUTE, {
-                            "latency_ms": ("duration_ms", "true"),
-                            "ttft_ms": ("ttft_ms", "true")}))
+                        HISTOGRAM_VALUES, _histogram("hop_kind, hop_name", _SPAN_MINUTE, {
+                            "latency_ms": ("duration_ms", "true", _MS_E6),
+                            "ttft_ms": ("ttft_ms", "true", _MS_E6)}))
 #: /budget's tasks (queries/budget.py): rated, root arrived; their durations and budgets summed
 #: in whole µs, and per hop kind the self times materialization stored (self_time.py).
 _IN_BUDGET = f"{_RATED} and root_span_id is not null"
@@ -387,6 +397,31 @@ def pending_ddl(task_columns, span_columns) -> str:
     body = ", ".join([*(f"{name} {kinds[name]}" for name in used), "source VARCHAR",
                       "sign BIGINT"])
     return f"create table if not exists {PENDING} ({body})"
+
+
+def fill_histogram_sums(con: duckdb.DuckDBPyConnection) -> None:
+    """Fill the histograms' `sum_e6` (migration 8) of the stored rows whose raw rows are all
+    still stored; the others (raw rows deleted by retention) keep a null sum.
+
+    The pending rows are merged first, so a stored row holds everything the raw rows add; a
+    row's sum is taken only when the raw rows give the same count (all of them still there).
+    """
+    merge_pending(con)
+    for rollup, table in ((TASK_HISTOGRAMS, "task_store"), (HOP_HISTOGRAMS, "span_store")):
+        minutes, hours = (tier + STORED for tier in rollup.tiers())
+        raw = rollup.contribution.format(src=f"(select *, 1 as sign from {table})")
+        con.execute(f"update {minutes} s set sum_e6 = r.sum_e6 from ({raw}) r "
+                    f"where {_same_keys(rollup, 's', 'r')} and s.count = r.count")
+        per_hour = (f"select minute_ns // {HOUR_NS} * {HOUR_NS} as minute_ns, "
+                    f"{', '.join(rollup.keys[1:])}, sum(count) as count, "
+                    f"case when count(sum_e6) = count(*) then sum(sum_e6) end as sum_e6 "
+                    f"from {minutes} group by all")
+        con.execute(f"update {hours} h set sum_e6 = m.sum_e6 from ({per_hour}) m "
+                    f"where {_same_keys(rollup, 'h', 'm')} and h.count = m.count")
+
+
+def _same_keys(rollup: Rollup, a: str, b: str) -> str:
+    return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in rollup.keys)
 
 
 def backfill_sql(selected: tuple[Rollup, ...] = ROLLUPS) -> list[str]:

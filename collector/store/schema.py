@@ -196,6 +196,8 @@ def _log_progress(done: int, total: int) -> None:
 _ROLLUPS_V3 = (rollups.TASKS, rollups.TASK_HISTOGRAMS, rollups.CAUSES, rollups.HOPS,
                rollups.HOP_HISTOGRAMS)
 
+_HISTOGRAMS = (rollups.TASK_HISTOGRAMS, rollups.HOP_HISTOGRAMS)
+
 #: Each migration runs once, in order, inside one transaction; the index is the version. A
 #: step is a statement or a function of the connection.
 MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
@@ -236,6 +238,12 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
        for r in rollups.ROLLUPS for tier in r.tiers()),
      rollups.pending_ddl(TASK_COLUMNS, SPAN_COLUMNS),
      *(r.view(tier) for r in rollups.ROLLUPS for tier in r.tiers())),
+    # 8: the histograms' sums (/metrics' `_sum`), filled for the minutes whose raw rows are
+    # still stored
+    (*(f"alter table {tier}{rollups.STORED} add column if not exists sum_e6 BIGINT"
+       for r in _HISTOGRAMS for tier in r.tiers()),
+     *(r.view(tier) for r in _HISTOGRAMS for tier in r.tiers()),
+     rollups.fill_histogram_sums),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

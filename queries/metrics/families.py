@@ -60,7 +60,7 @@ def counter_families(totals: Totals) -> Iterator[Metric]:
 
 
 def histogram_families(totals: Totals) -> Iterator[Metric]:
-    """Yield the histograms: cumulative `le` buckets, no _sum (the rollups keep counts only)."""
+    """Yield the histograms: cumulative `le` buckets, `_count` and `_sum`."""
     for name, (help_text, labels) in HISTOGRAMS.items():
         family = HistogramMetricFamily(name, help_text, labels=labels)
         les = LAYOUTS[name].le()
@@ -70,7 +70,8 @@ def histogram_families(totals: Totals) -> Iterator[Metric]:
                 cumulative += count
                 exemplar = totals.exemplars.get((name, values, slot))
                 buckets.append((le, cumulative, exemplar) if exemplar else (le, cumulative))
-            family.add_metric(values, buckets, sum_value=None)
+            family.add_metric(values, buckets,
+                              sum_value=totals.sums_e6[name].get(values, 0) / 1e6)
         yield family
 
 

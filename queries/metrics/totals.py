@@ -88,6 +88,9 @@ class Totals:
         self.seeded = False
         self.counters: dict[str, dict[Labels, float]] = defaultdict(dict)
         self.histograms: dict[str, dict[Labels, list[int]]] = defaultdict(dict)
+        #: each histogram series' sum of values in millionths of its unit (its `_sum`), whole
+        #: numbers so that the order rows are added in cannot change it
+        self.sums_e6: dict[str, dict[Labels, int]] = defaultdict(dict)
         #: (family, labels) of a counter, or (family, labels, slot) of a bucket → its exemplar
         self.exemplars: dict[tuple, Exemplar] = {}
         self._types, self._hops, self._causes = (_Cap(MAX_TASK_TYPES), _Cap(MAX_HOPS),
@@ -154,7 +157,7 @@ class Totals:
                 labels = ((self.task_type(row["task_type"]),) if "task_type" in row
                           else self.hop(row["hop_kind"], row["hop_name"]))
                 self._observe(families[row["metric"]], labels, row["bucket"],
-                              weight * row["count"])
+                              weight * row["count"], weight * (row["sum_e6"] or 0))
 
     def _add_hop(self, labels: Labels, row: dict, weight: int) -> None:
         for column in ("calls", "logical_calls", "retries"):
@@ -168,10 +171,13 @@ class Totals:
             self._count("agentsla_hop_tokens_total", (*labels, kind),
                         weight * row[f"{kind}_tokens"])
 
-    def _observe(self, family: str, labels: Labels, bucket: int, count: int) -> None:
+    def _observe(self, family: str, labels: Labels, bucket: int, count: int,
+                 sum_e6: int) -> None:
         layout = LAYOUTS[family]
         counts = self.histograms[family].setdefault(labels, [0] * len(layout.le()))
         counts[layout.slot(bucket)] += max(0, count)
+        sums = self.sums_e6[family]
+        sums[labels] = sums.get(labels, 0) + max(0, sum_e6)
 
     # --- exemplars: a trace id per failing outcome and per slow bucket ---
 

@@ -367,10 +367,12 @@ def test_metrics_totals_agree(duck, house):
     for store in (duck, house):
         totals = Totals(T0 - 600 * 10**9)
         totals.advance(store, T0 + 7200 * 10**9)  # every story minute settled
-        answers.append((dict(totals.counters), dict(totals.histograms), set(totals.exemplars),
-                        sorted(totals.in_progress(store, NOW), key=str)))
+        answers.append((dict(totals.counters), dict(totals.histograms), dict(totals.sums_e6),
+                        set(totals.exemplars), sorted(totals.in_progress(store, NOW), key=str)))
     assert answers[0] == answers[1]
-    counters = answers[0][0]
+    counters, sums = answers[0][0], answers[0][2]
+    assert all(sums[family] for family in ("agentsla_task_duration_seconds",
+                                           "agentsla_hop_duration_seconds"))
     assert sum(counters["agentsla_tasks_total"].values()) == 5  # the five stories
     assert sum(counters["agentsla_hop_retries_total"].values()) >= 2
 

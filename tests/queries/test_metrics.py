@@ -94,6 +94,20 @@ def test_task_duration_buckets_are_cumulative_and_exact(con):
     assert samples['agentsla_task_duration_seconds_bucket{le="+Inf",task_type="chat"}'] == 2
 
 
+@pytest.mark.parametrize("accept", ["", OPENMETRICS])
+def test_histograms_carry_their_count_and_sum(con, accept):
+    samples = _scrape(con, _settled(con), BASE_NS + 4 * MINUTE, accept)
+    # the two chat tasks: 0.9 s and 5 s; their roots are the gateway's calls
+    assert samples['agentsla_task_duration_seconds_count{task_type="chat"}'] == 2
+    assert samples['agentsla_task_duration_seconds_sum{task_type="chat"}'] == pytest.approx(5.9)
+    gateway = 'hop_kind="gateway",hop_name="span"'  # the factory names every span "span"
+    assert samples[f"agentsla_hop_duration_seconds_sum{{{gateway}}}"] == pytest.approx(5.9)
+    # the model call ran from 20 ms to 4000 ms
+    model = 'hop_kind="model",hop_name="gpt-4o"'
+    assert samples[f"agentsla_hop_duration_seconds_count{{{model}}}"] == 1
+    assert samples[f"agentsla_hop_duration_seconds_sum{{{model}}}"] == pytest.approx(3.98)
+
+
 @pytest.mark.parametrize("ms, slot", [
     (0, 0),                                     # exact zero: the first bucket
     (2 ** (319 / 32), 7),                       # exactly the bound near 1 s: inside it

@@ -205,3 +205,35 @@ def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_p
     assert main(["rollups", "rebuild", *args[:2]]) == 0
     assert main(["rollups", "check", *args]) == 0
     assert main(["rollups", "check", "--window", "soon", *args[:2]]) == 2  # a precise error
+
+
+def test_migration_8_fills_the_histogram_sums_where_the_raw_rows_remain(con):
+    from agentsla.collector.store.schema import migrate
+
+    def task_at(trace: str, start_s: float) -> dict:
+        span = make_span(trace_id=trace, span_id="1" * 16, hop_kind="gateway",
+                         start_ms=start_s * 1000, end_ms=(start_s + 10) * 1000, task_type="chat")
+        span["task_id"] = f"task-{trace[0]}"
+        return span
+    w = writer(con, retention=100.0)
+    w.write([task_at("a" * 32, 0)], now_ns=ms(10_000))
+    w.write([task_at("b" * 32, 7200)], now_ns=ms(7_210_000))  # two hours later
+    w.delete_before(ms(7_200_000))  # the first task's raw rows go, its rollups stay
+    w.write([task_at("c" * 32, 7300)], now_ns=ms(7_310_000))  # a pending row at migration
+    # the store as version 7 left it: histograms without their sums
+    for r in (rollups.TASK_HISTOGRAMS, rollups.HOP_HISTOGRAMS):
+        for tier in r.tiers():
+            con.execute(f"alter table {tier}{rollups.STORED} drop column sum_e6")
+    con.execute("delete from schema_version where version = 8")
+    assert migrate(con) == 7
+
+    def sums(table: str, metric: str = "latency_ms") -> dict[int, int | None]:
+        return dict(con.execute(f"select (minute_ns - {M0}) // {MINUTE}, sum_e6 from {table} "
+                                f"where metric = ? order by all", [metric]).fetchall())
+    # 10 s each, in µs; the first task's minute and hour have no raw rows left: unknown
+    first, second, third = 0, (7210 + 20) // 60, (7310 + 20) // 60  # their ends, from M0
+    assert sums("task_histograms") == {first: None, second: 10_000_000, third: 10_000_000}
+    assert sums("hop_histograms") == {first: None, second: 10_000_000, third: 10_000_000}
+    hours = sums("hop_histograms_hourly")
+    assert hours[-(M0 % (60 * MINUTE)) // MINUTE] is None
+    assert sorted(v for v in hours.values() if v is not None) == [20_000_000]
