@@ -291,7 +291,8 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     minutes (an hour row moved by a part of an hour would straddle two hours)."""
     from agentsla.collector.store import rollups
 
-    hourly = {r.table + rollups.HOURLY for r in rollups.ROLLUPS}
+    # each hour tier's stored rows (schema 7: `<tier>_stored` tables under the readers' views)
+    hourly = {r.table + rollups.HOURLY + rollups.STORED for r in rollups.ROLLUPS}
     columns: dict[str, list[str]] = {}
     for table, column in con.execute(
             "select c.table_name, c.column_name from information_schema.columns c "
@@ -304,7 +305,8 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     statements = [f"update {table} set " + ", ".join(f"{c} = {c} + {shift_ns}" for c in cols)
                   for table, cols in columns.items()]
     for rollup in rollups.ROLLUPS:
-        statements += [f"delete from {rollup.table}{rollups.HOURLY}", rollup.hourly_backfill()]
+        statements += [f"delete from {rollup.table}{rollups.HOURLY}{rollups.STORED}",
+                       rollup.hourly_backfill(rollups.STORED)]
     return statements
 
 
