@@ -6,11 +6,13 @@ Pages keep their own keys (`task`, `trace`, `outcome`, ...) beside these.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
+from agentsla.config import parse_duration
 from agentsla.dashboard import data
 from agentsla.errors import AgentslaError
 
@@ -42,6 +44,20 @@ class Filters:
         """Bucket length of time series for this window."""
         return WINDOWS.get(self.window, "1m")
 
+    def start_s(self, now_s: float | None = None) -> int:
+        """Unix seconds where the window starts: its length before now, rounded up to a whole
+        hour when its step is whole hours, else to a whole minute (the window is then at most
+        its nominal length, and its last bucket is the one holding now).
+
+        The API reads a series from the per-minute (per-hour) rollups only when every bucket
+        holds whole minutes (hours); a window ending at an arbitrary "now" would start
+        mid-minute and read raw spans instead (/hops over 24 h at 10M spans: 6.7-8.3 s instead
+        of 1.7-2.3 s on a loaded 2-vCPU VM).
+        """
+        now_s = time.time() if now_s is None else now_s
+        unit = 3600 if parse_duration(self.step) % 3600 == 0 else 60
+        return -(-int(now_s - parse_duration(self.window)) // unit) * unit
+
     def dimensions(self) -> dict[str, str | None]:
         """The dimension filters as API parameters."""
         return {"task_type": self.task_type, "tenant_id": self.tenant_id,
@@ -56,11 +72,15 @@ def current() -> Filters:
 def api_params(path: str, **extra: Any) -> dict[str, Any]:
     """Return the window and the filters `path` accepts as API parameters, plus `extra`.
 
-    Filters the route does not accept are left out; `unsupported(path)` names them.
+    The window is sent as its aligned start (`from`, see Filters.start_s; it ends now), or as
+    `window` to a route without `from`. Filters the route does not accept are left out;
+    `unsupported(path)` names them.
     """
     f = current()
     accepted = data.accepted_params(path)
-    params: dict[str, Any] = {"window": f.window, **f.dimensions(), **extra}
+    window = ({"from": f.start_s()} if accepted is not None and "from" in accepted
+              else {"window": f.window})
+    params: dict[str, Any] = {**window, **f.dimensions(), **extra}
     return {k: v for k, v in params.items()
             if v is not None and (accepted is None or k in accepted or k in extra)}
 

@@ -4,6 +4,7 @@ error box, and the key numbers equal the API's, formatted by dashboard.fmt."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -119,6 +120,8 @@ def test_hops_page(seeded, monkeypatch) -> None:
     assert heat["type"] == "heatmap" and heat["colorbar"]["title"]["text"] == "Error rate"
     assert set(heat["y"]) == {fmt.hop(r["hop_kind"], r["hop_name"]) for r in series}
     assert len(heat["x"]) == 60
+    # the window starts on a whole minute, so the API reads its buckets from the rollups
+    assert datetime.fromisoformat(heat["x"][0]).second == 0
     assert sum(v is not None for row in heat["z"] for v in row) == pytest.approx(len(series), abs=2)
     at.radio(key="hop_heat").set_value("latency_p95_ms").run()
     assert not at.exception and not at.error
