@@ -72,14 +72,16 @@ def current() -> Filters:
 def api_params(path: str, **extra: Any) -> dict[str, Any]:
     """Return the window and the filters `path` accepts as API parameters, plus `extra`.
 
-    The window is sent as its aligned start (`from`, see Filters.start_s; it ends now), or as
-    `window` to a route without `from`. Filters the route does not accept are left out;
-    `unsupported(path)` names them.
+    With a series (`step` in `extra`) the window is sent as its aligned start (`from`, see
+    Filters.start_s; it ends now) when the route takes `from`, else as `window`: a question
+    without a series keeps one key all along, so a deferred answer (data.call_later) slower
+    than a minute is still the one asked for when it arrives. Filters the route does not
+    accept are left out; `unsupported(path)` names them.
     """
     f = current()
     accepted = data.accepted_params(path)
-    window = ({"from": f.start_s()} if accepted is not None and "from" in accepted
-              else {"window": f.window})
+    aligned = "step" in extra and accepted is not None and "from" in accepted
+    window = {"from": f.start_s()} if aligned else {"window": f.window}
     params: dict[str, Any] = {**window, **f.dimensions(), **extra}
     return {k: v for k, v in params.items()
             if v is not None and (accepted is None or k in accepted or k in extra)}

@@ -6,6 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from agentsla.dashboard import filters
 from agentsla.dashboard.filters import Filters
 
 
@@ -27,3 +28,18 @@ def test_a_window_starts_on_the_next_whole_minute_or_hour(window: str, start: st
 
 def test_a_window_ending_on_a_whole_minute_keeps_its_length() -> None:
     assert Filters(window="1h").start_s(_at("2026-12-01T10:00:00")) == _at("2026-12-01T09:00:00")
+
+
+def test_only_a_series_is_sent_an_aligned_start(monkeypatch) -> None:
+    accepted = frozenset({"from", "window", "step", "task_type"})
+    monkeypatch.setattr(filters.data, "accepted_params", lambda path: accepted)
+    monkeypatch.setattr(filters, "current", lambda: Filters(window="24h"))
+    with_series = filters.api_params("/api/v1/hops", step="20m")
+    assert set(with_series) == {"from", "step"} and with_series["from"] % 60 == 0
+    assert filters.api_params("/api/v1/findings") == {"window": "24h"}
+
+
+def test_an_api_without_from_is_sent_the_window(monkeypatch) -> None:
+    monkeypatch.setattr(filters.data, "accepted_params", lambda path: frozenset({"window", "step"}))
+    monkeypatch.setattr(filters, "current", lambda: Filters(window="1h"))
+    assert filters.api_params("/api/v1/hops", step="1m") == {"window": "1h", "step": "1m"}
