@@ -329,6 +329,13 @@ def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:
     con = duckdb.connect(str(dst_dir / "agentsla.duckdb"))
     try:
         con.execute("set enable_progress_bar = false")
+        # the shift is written for this code's tables: bring an older file's schema to it first
+        from agentsla.collector.store import schema
+
+        was = schema.migrate(con)
+        if was != schema.SCHEMA_VERSION:
+            log(f"migrated the copy from schema {was} to {schema.SCHEMA_VERSION} in "
+                f"{time.perf_counter() - started - copied:.1f} s")
         newest = con.execute("select max(received_ns) from span_store").fetchone()[0] or 0
         minute_ns = 60 * 10**9  # whole minutes: every rollup row stays on its minute
         shift = max(0, time.time_ns() - newest) // minute_ns * minute_ns
