@@ -676,7 +676,11 @@ def main() -> None:
             parser.error(f"{args.data_dir / 'agentsla.duckdb'} does not exist")
         temp_dir = Path(tempfile.mkdtemp(prefix="agentsla-dbench-"))
         data_dir = temp_dir
-        data_note = copy_and_shift(args.data_dir, temp_dir, log)
+        try:
+            data_note = copy_and_shift(args.data_dir, temp_dir, log)
+        except BaseException:  # a failed copy or shift must not leave a 2 GB copy behind
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
     else:
         data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="agentsla-dbench-"))
         if (data_dir / "agentsla.duckdb").exists():
