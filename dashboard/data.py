@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,8 @@ TIMEOUT_S = 15.0
 #: Seconds a deferred section (the findings) waits for its answer: the rest of its page is drawn
 #: meanwhile, so it may wait longer than a page's own calls.
 DEFERRED_TIMEOUT_S = 120.0
+#: Deferred calls sent to the API at once (more wait for a slot).
+DEFERRED_CALLS = 4
 _TARGET_KEY = "_agentsla_api_target"
 
 
@@ -108,7 +110,7 @@ class _Background:
     def __init__(self) -> None:
         # re-entrant: a call that is done before add_done_callback runs its callback at once
         self.lock = threading.RLock()
-        self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentsla-deferred")
+        self.slots = threading.BoundedSemaphore(DEFERRED_CALLS)
         self.calls: dict[tuple, tuple[Future, float]] = {}
         self.finished: dict[tuple, float] = {}
 
@@ -122,13 +124,30 @@ class _Background:
                     self._forget(old)
             if key not in self.calls:
                 method, args, params = key[1:]
-                future = self.pool.submit(getattr(client, method), *args, **dict(params))
+                future = self._start(getattr(client, method), *args, **dict(params))
                 self.calls[key] = (future, now)
                 future.add_done_callback(lambda _: self._finished(key))
             future, started = self.calls[key]
             if future.done() and future.exception() is not None:
                 self._forget(key)
             return future, started
+
+    def _start(self, fn, *args: Any, **kwargs: Any) -> Future:
+        """Run fn on a daemon thread, DEFERRED_CALLS at a time. Daemon: a call in flight must
+        not hold the process at exit (a ThreadPoolExecutor's threads are joined at exit, so
+        SIGTERM to the dashboard waited for a slow /findings, up to DEFERRED_TIMEOUT_S)."""
+        future: Future = Future()
+
+        def run() -> None:
+            with self.slots:
+                if not future.set_running_or_notify_cancel():
+                    return
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as exc:  # noqa: BLE001 - handed to the page as the answer
+                    future.set_exception(exc)
+        threading.Thread(target=run, name="agentsla-deferred", daemon=True).start()
+        return future
 
     def _finished(self, key: tuple) -> None:
         with self.lock:

@@ -3,6 +3,9 @@ is still computing, and fills in when the answer arrives (or shows the dashboard
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -68,3 +71,21 @@ def test_findings_past_the_deferred_timeout_show_the_timeout(seeded, slow_findin
     assert at.error[0].value.startswith(f"cannot reach the agentsla API at {slow_findings}")
     assert "timed out" in at.error[0].value
     assert any(m.label == "Average duration" for m in at.metric)  # the rest stays drawn
+
+
+def test_a_call_in_flight_does_not_hold_the_dashboard_at_exit(tmp_path):
+    # SIGTERM stops Streamlit, whose interpreter then exits: a deferred /findings still running
+    # must not keep it alive (a ThreadPoolExecutor's threads are joined at exit)
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import time\n"
+        "from agentsla.dashboard.data import _Background\n"
+        "class Slow:\n"
+        "    def findings(self):\n"
+        "        time.sleep(600)\n"
+        "future, _ = _Background().get(('api', 'findings', (), ()), Slow())\n"
+        "time.sleep(0.5)\n"
+        "assert future.running()\n")
+    proc = subprocess.run([sys.executable, str(script)], timeout=60, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
