@@ -68,6 +68,9 @@ class TaskState:
     spans: dict[tuple[str, str], Row] = field(default_factory=dict)
     stored: bool = True
     finished: bool = False  # as last materialized: finished tasks are evicted first
+    #: end_ns of the task's task_store row, as last read or written (None: no row, or no end):
+    #: a replaced row's evidence minute moves, and memory saves reading the row again.
+    stored_end_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -330,7 +333,7 @@ class TaskWriter:
         with self._registered("arrow_moves", moves):
             self._move_spans(rekeys, old_states)
             self.rollups.remove_tasks(olds)
-            mark_changed(self.con, (), self._stored_ends(olds))
+            mark_changed(self.con, (), _stored_ends(old_states.values()))
             for chunk in _chunks(olds):
                 self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})",
                                  chunk)
@@ -392,7 +395,8 @@ class TaskWriter:
         unasked = [t for t in task_ids if t not in asked]
         if unasked:
             stored.update(self._probe([], unasked)[1].stored)
-        states = {t: TaskState(first_seen_ns=task.first_seen_ns) for t, task in stored.items()}
+        states = {t: TaskState(first_seen_ns=task.first_seen_ns, stored_end_ns=task.end_ns)
+                  for t, task in stored.items()}
         if states:
             self._read_spans(states, stored)
         return states
@@ -428,16 +432,6 @@ class TaskWriter:
         for span in spans:
             states[span["task_id"]].spans[(span["trace_id"], span["span_id"])] = span
 
-    def _stored_ends(self, task_ids: list[str]) -> list[int]:
-        """The ends of these tasks' stored rows (finished ones have one)."""
-        ends: list[int] = []
-        for first in range(0, len(task_ids), _LOOKUP_CHUNK):
-            chunk = task_ids[first:first + _LOOKUP_CHUNK]
-            ends += [end for (end,) in self.con.execute(
-                f"select end_ns from task_store where task_id in ({', '.join('?' * len(chunk))}) "
-                "and end_ns is not null", chunk).fetchall()]
-        return ends
-
     def _add_new_spans(self, by_task: dict[str, list[Row]], states: dict[str, TaskState]) -> list[Row]:
         new_rows: list[Row] = []
         for task_id, task_rows in by_task.items():
@@ -471,17 +465,20 @@ class TaskWriter:
         new: list[Row] = []
         stored: list[Row] = []
         renumbered: list[Row] = []
+        # a stored row that was finished may end outside its spans (a lost deadline)
+        ended: list[int] = []
         for task_id, state in states.items():
             if state.spans:
                 done = materialize(task_id, list(state.spans.values()), self.config, now_ns,
                                    state.first_seen_ns)
                 (stored if state.stored else new).append(done.row)
+                if done.row["finished"]:
+                    ended += _stored_ends((state,))
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored, state.finished = True, bool(done.row["finished"])
+                state.stored_end_ns = done.row["end_ns"]
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
         self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
-        # a stored row that was finished may end outside its spans (a lost deadline)
-        ended = self._stored_ends([r["task_id"] for r in stored if r["finished"]])
         mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored),
                      ended)
         self._store_tasks(new, "insert")
@@ -534,6 +531,11 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _stored_ends(states: Iterable[TaskState]) -> list[int]:
+    """The ends of these tasks' task_store rows (those stored with one)."""
+    return [s.stored_end_ns for s in states if s.stored and s.stored_end_ns is not None]
 
 
 def _ids_table(ids: list[str]) -> pa.Table:
