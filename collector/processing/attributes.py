@@ -65,20 +65,20 @@ def attributes_to_dict(kvs: Any, limits: Limits, extra_dropped: int = 0) -> dict
     for kv in kvs:
         value = kv.value
         # Non-empty strings are by far the most common values: reading string_value first
-        # skips a WhichOneof call for them (15% of this loop, which dominates normalization).
+        # skips a WhichOneof call for them (15% of this loop, which dominates normalization);
+        # integers, the next most common, skip the call to _convert.
         text = value.string_value
         if text:
             out[kv.key] = text if len(text) <= max_length else text[:max_length] + TRUNCATED
+            continue
+        which = value.WhichOneof("value")
+        if which == "int_value":
+            out[kv.key] = value.int_value
         else:
-            out[kv.key] = _convert(value, value.WhichOneof("value"), 1, limits)
+            out[kv.key] = _convert(value, which, 1, limits)
     if dropped or extra_dropped:
         out[DROPPED_KEY] = dropped + extra_dropped
     return out
-
-
-def any_value(value: Any, limits: Limits) -> Any:
-    """Convert one AnyValue into a JSON-able Python value."""
-    return _convert(value, value.WhichOneof("value"), 1, limits)
 
 
 def _convert(value: Any, which: str | None, depth: int, limits: Limits) -> Any:
@@ -119,6 +119,8 @@ def to_str(value: Any) -> str | None:
 
 def to_float(value: Any) -> float | None:
     """Coerce to a finite float ("12.5" and 12 included); bools and NaN give None."""
+    if type(value) is int:  # the usual case (hop.timeout_ms, budgets): not a bool
+        return float(value)
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

@@ -112,6 +112,8 @@ def _column_table() -> dict[str, tuple[str, Any, int | None, type | None]]:
 
 #: attribute -> (column, coercion, rank, ready type), built from COLUMN_SOURCES.
 COLUMN_TABLE = _column_table()
+#: The attributes feeding a typed column.
+COLUMN_KEYS = frozenset(COLUMN_TABLE)
 
 #: gen_ai.operation.name -> hop kind.
 GENAI_OPERATION_HOPS = {

@@ -30,6 +30,7 @@ _SERVER, _STATUS_ERROR = 2, 2
 _HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200
 _ROW_TEMPLATE = dict.fromkeys(SPAN_COLUMN_NAMES)
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
+_MAX_NS = INT64[1]
 _OTHER = "_OTHER"
 #: hop kind -> the column naming the hop; other kinds are named by the span name.
 _HOP_NAME_COLUMN = {"model": "model", "tool": "tool", "agent": "agent"}
@@ -77,11 +78,11 @@ def normalize_request(request: ExportTraceServiceRequest, limits: IngestConfig,
         for scope_spans in resource_spans.scope_spans:
             shared["scope"] = scope_spans.scope.name or None
             for span in scope_spans.spans:
-                problem = _invalid(span)
-                if problem:
-                    batch.reject(problem)
+                row = _row(span, shared, lim)
+                if type(row) is str:
+                    batch.reject(row)
                 else:
-                    batch.rows.append(_row(span, shared, lim))
+                    batch.rows.append(row)
     return batch
 
 
@@ -103,13 +104,20 @@ def _invalid(span: Any) -> str | None:
     return None
 
 
-def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any]:
-    attrs = attributes_to_dict(span.attributes, lim, span.dropped_attributes_count)
+def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any] | str:
+    """The span's row, or why it cannot be stored (each field is read from the message once)."""
+    trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
     start, end = span.start_time_unix_nano, span.end_time_unix_nano
+    if not (len(trace_id) == 16 and len(span_id) == 8 and (not parent or len(parent) == 8)
+            and start <= _MAX_NS and end <= _MAX_NS
+            and trace_id != _ZERO_TRACE and span_id != _ZERO_SPAN):
+        problem = _invalid(span)  # the message; the check above is the hot path's
+        if problem:
+            return problem
+    attrs = attributes_to_dict(span.attributes, lim, span.dropped_attributes_count)
     if end < start:
         end = start
         attrs[CLOCK_SKEW_KEY] = True
-    parent = span.parent_span_id
     kind = span.kind
     status = span.status
     code = status.code
@@ -119,7 +127,7 @@ def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any]:
         name = cut(name, lim.max_length)
     row = _ROW_TEMPLATE.copy()
     row.update(shared)
-    row.update(trace_id=span.trace_id.hex(), span_id=span.span_id.hex(),
+    row.update(trace_id=trace_id.hex(), span_id=span_id.hex(),
                parent_span_id=parent.hex() if parent else None, name=name,
                parent_remote=_parent_remote(span.flags),
                span_kind=_SPAN_KINDS[kind] if 0 <= kind < 6 else "unspecified",
@@ -148,11 +156,11 @@ def _typed_columns(row: dict[str, Any], attrs: dict[str, Any]) -> None:
     """Fill the typed columns from the attribute dict (sources in _mapping.COLUMN_SOURCES)."""
     table = m.COLUMN_TABLE
     ranks: dict[str, int] = {}
-    for key, value in attrs.items():
-        spec = table.get(key)
-        if spec is None:
-            continue
-        column, coerce, rank, ready_type = spec
+    # Only the attributes the table names (about half of a span's): one set operation in C
+    # instead of a lookup per attribute; the ranks make the order of the keys irrelevant.
+    for key in m.COLUMN_KEYS.intersection(attrs):
+        value = attrs[key]
+        column, coerce, rank, ready_type = table[key]
         if rank is not None and ranks.get(column, rank + 1) < rank:
             continue  # a higher-priority source already filled the column
         if type(value) is not ready_type or value == "":
@@ -167,14 +175,20 @@ def _typed_columns(row: dict[str, Any], attrs: dict[str, Any]) -> None:
 def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:
     """Take hop.kind when valid, else infer it (rules in docs/span-contract.md)."""
     given = attrs.get("hop.kind")
-    if isinstance(given, str) and given.strip().lower() in m.VALID_HOP_KINDS:
-        return given.strip().lower()
+    if isinstance(given, str):
+        given = given.strip().lower()
+        if given in m.VALID_HOP_KINDS:
+            return given
     operation = attrs.get("gen_ai.operation.name")
-    if isinstance(operation, str) and operation.strip().lower() in m.GENAI_OPERATION_HOPS:
-        return m.GENAI_OPERATION_HOPS[operation.strip().lower()]
+    if isinstance(operation, str):
+        hop = m.GENAI_OPERATION_HOPS.get(operation.strip().lower())
+        if hop is not None:
+            return hop
     oi_kind = attrs.get("openinference.span.kind")
-    if isinstance(oi_kind, str) and oi_kind.strip().upper() in m.OPENINFERENCE_HOPS:
-        return m.OPENINFERENCE_HOPS[oi_kind.strip().upper()]
+    if isinstance(oi_kind, str):
+        hop = m.OPENINFERENCE_HOPS.get(oi_kind.strip().upper())
+        if hop is not None:
+            return hop
     for key, hop in m.PRESENCE_HOPS:
         if key in attrs:
             return hop
@@ -184,6 +198,9 @@ def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:
 def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int | None,
                 events: list[dict[str, Any]] | None) -> str | None:
     """Derive the normalized failure reason; None when the span did not fail."""
+    if (code != _STATUS_ERROR and (http_status is None or http_status < 429)
+            and "error.type" not in attrs):
+        return None  # most spans: nothing below could name a failure
     raw = to_str(attrs.get("error.type"))
     declared = m.map_error_name(raw) if raw and raw != _OTHER else None  # _OTHER: "failed"
     if raw and raw != _OTHER and declared != "cancelled":
