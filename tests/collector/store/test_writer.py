@@ -108,6 +108,31 @@ def test_task_without_root_is_declared_lost_after_budget_and_grace(con) -> None:
     assert task["end_ns"] == BASE_NS + 15 * 10**9
 
 
+@pytest.mark.parametrize("declared", [False, True])
+@pytest.mark.parametrize("remembered", [True, False])
+def test_found_lost_task_marks_the_minute_its_lost_row_ended(con, declared, remembered) -> None:
+    # A task declared lost ends at its deadline, 5.5 minutes after its spans (budget 300 s +
+    # grace 30 s from its first span's arrival at BASE_NS). When its root arrives the row is
+    # replaced (declared: deleted, the trace moving to its task.id) and ends with the root,
+    # 5 s after BASE_NS: the deadline's minute must be marked for the evidence worker too,
+    # whether the writer still holds the task or reads it back after a restart.
+    writer = TaskWriter(con, tasks_config(default_budget=300.0, lost_grace=30.0))
+    root, agent, model = agent_task(task_id="task-1" if declared else None)
+    writer.write([agent, model], now_ns=BASE_NS)
+    assert writer.sweep_lost(now_ns=BASE_NS + 400 * 10**9) == 1
+    deadline = BASE_NS + 330 * 10**9
+    assert task_rows(con)[TRACE_A]["end_ns"] == deadline
+    con.execute("delete from evidence_dirty")
+    if not remembered:
+        writer.forget_memory()
+    writer.write([root], now_ns=BASE_NS + 500 * 10**9)
+    assert [t["outcome"] for t in task_rows(con).values()] == ["success"]
+    minute = 60 * 10**9
+    runs = con.execute("select lo_ns, hi_ns from evidence_dirty").fetchall()
+    assert any(lo <= deadline // minute * minute <= hi for lo, hi in runs), runs
+    assert any(lo <= BASE_NS // minute * minute <= hi for lo, hi in runs), runs
+
+
 def test_tiny_cache_still_materializes_correctly(con) -> None:
     writer = TaskWriter(con, tasks_config(task_cache_spans=1))
     rows = agent_task()
