@@ -12,7 +12,8 @@ process tree's CPU per span (utime + stime from /proc), p50/p99 request latency 
 paced at `--load-fraction` of it, and the tree's peak RSS (VmHWM summed over its processes).
 The same load against a sink that only parses the requests (same uvicorn + starlette + protobuf
 stack, pinned the same way) gives the baseline: the ratio to it is the figure that carries
-across machines. `--writer-only` times decode + normalize and the writer in-process instead.
+across machines. `--writer-only` times decode + normalize and the writer in-process instead;
+`--stages` prints each stage's CPU per span in-process (decode, normalize, the writer's parts).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from starlette.routing import Route  # noqa: E402
 from agentsla.collector.receivers.decode import decode_body  # noqa: E402
 from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
 from agentsla.collector.store.database import open_store  # noqa: E402
+from agentsla.collector.store import writer as writer_module  # noqa: E402
 from agentsla.collector.store.writer import TaskWriter  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
 
@@ -224,6 +226,50 @@ def bench_writer_rollups(payloads: list[bytes], spans: int, repeat: int, profile
     return {"modes": modes,
             "rollups_on_vs_off": modes[1]["ms_per_batch"] / modes[0]["ms_per_batch"],
             "rollups_on_vs_off_cpu": modes[1]["cpu_ms_per_batch"] / modes[0]["cpu_ms_per_batch"]}
+
+
+def bench_stages(payloads: list[bytes], rollups: bool) -> dict:
+    """CPU per span of each stage of the ingest path, in-process: decode, normalize, and the
+    writer's parts (a stage's time includes the stages it calls; `insert <table>` includes
+    building its Arrow table). Timers wrap the writer's methods on one instance."""
+    limits = load_config().ingest
+    spent: dict[str, float] = {}
+
+    def timed(label: str, function: Callable) -> Callable:
+        def run(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - started
+        return run
+
+    requests = [timed("decode", decode_body)(body, "application/x-protobuf", None, limits)
+                for body in payloads]
+    batches = [timed("normalize", normalize_request)(request, limits, time.time_ns()).rows
+               for request in requests]
+    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-sbench-"))
+    con = open_store(data_dir / "agentsla.duckdb")
+    materialize = writer_module.materialize
+    try:
+        writer = TaskWriter(con, load_config().tasks, rollups=rollups)
+        writer.write(batches[0])  # warm: first-use imports (pyarrow's pandas shim) are not a stage
+        insert = writer._insert
+        writer._insert = lambda table, *args: timed(f"writer: insert {table}", insert)(table, *args)
+        for name in ("_probe", "_upsert_tasks", "_apply_rekeys", "_read_tasks"):
+            setattr(writer, name, timed(f"writer: {name.strip('_')}", getattr(writer, name)))
+        writer.rollups.flush = timed("writer: rollups flush", writer.rollups.flush)
+        writer_module.materialize = timed("writer: materialize (in upsert_tasks)", materialize)
+        for rows in batches[1:]:
+            timed("writer (all)", writer.write)(rows)
+    finally:
+        writer_module.materialize = materialize
+        con.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+    counts = {"decode": sum(map(len, batches)), "normalize": sum(map(len, batches))}
+    written = sum(map(len, batches[1:]))
+    return {label: round(1e6 * seconds / counts.get(label, written), 1)
+            for label, seconds in sorted(spent.items(), key=lambda item: -item[1])}
 
 
 class _Load:
@@ -472,6 +518,8 @@ def main() -> None:
     parser.add_argument("--serve-sink", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--writer-repeat", type=int, default=3,
                         help="alternated rounds of the writer timing (rollups off, on)")
+    parser.add_argument("--stages", action="store_true",
+                        help="only print each stage's CPU per span in-process (rollups on)")
     parser.add_argument("--profile", action="store_true",
                         help="print the writer's cProfile (first round, each mode) to stderr")
     args = parser.parse_args()
@@ -487,6 +535,10 @@ def main() -> None:
               "spans_per_request": args.tasks_per_request * SPANS_PER_TASK,
               "children_first": args.children_first,
               "decode_spans_per_s": bench_decode(payloads)}
+    if args.stages:
+        result["stages_cpu_us_per_span"] = bench_stages(payloads, rollups=True)
+        print(json.dumps(result, indent=2))
+        return
     if args.writer_only:
         # the same batches through the writer, rollups off then on: their cost per batch
         result["writer"] = bench_writer_rollups(payloads, spans, args.writer_repeat, args.profile)
