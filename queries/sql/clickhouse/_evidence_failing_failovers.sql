@@ -14,7 +14,7 @@ with marked as (
       and fallback_used
       and (fallback_kind = 'backup_model' or (fallback_kind is null and fallback_to is not null))
 ),
-failovers as (
+failovers as materialized (
     -- one failover per trace and backup, however many spans mark it
     select
         task_id, trace_id, backup,

@@ -6,13 +6,13 @@
 -- parent_span_id, poll_name). Parents are those that ended in [lo_ns, hi_ns); their children
 -- those that started within span_slack_ns of the parent's end, read among the spans that
 -- started in [reach_ns, reach_end_ns). DuckDB's _poll_loops.sql, step for step.
-poll_parents as (
+poll_parents as materialized (
     -- spans that ended in the range (any of them may poll)
     select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
     from spans
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
 ),
-poll_family as (
+poll_family as materialized (
     -- the spans of those parents' traces that started around the range
     select trace_id, span_id, assumeNotNull(parent_span_id) as parent_span_id, name, hop_kind,
            hop_name, start_ns, end_ns, attempt, retry_attempt
@@ -34,7 +34,7 @@ polls as (
       and c.start_ns < p.end_ns + {span_slack_ns:Int64}
       and c.hop_kind != 'model'
 ),
-poll_candidates as (
+poll_candidates as materialized (
     select
         trace_id, parent_span_id, poll_name,
         count() as polls,
@@ -49,7 +49,7 @@ poll_candidates as (
     having count(step_ns) >= {polling_min_gaps:Float64} and avg(step_ns) > 0
        and interval_cv <= {polling_max_cv:Float64}
 ),
-poll_loops as (
+poll_loops as materialized (
     -- candidates without other work (a model, tool or agent call) between their first and
     -- last poll
     select *

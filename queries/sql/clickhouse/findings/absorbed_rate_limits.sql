@@ -2,7 +2,7 @@
 -- (the verdict over the window's logical calls, _evidence_absorbed_rate_limits.sql, asked
 -- inline: the masked calls' p99 exact, the clean calls' from the exponential histogram the
 -- DuckDB rollups keep, within 1.1 %, so both engines give the same number)
-with judged as ({{evidence_absorbed_rate_limits}}),
+with judged as materialized ({{evidence_absorbed_rate_limits}}),
 masking as (
     select
         hop_kind, hop_name,
@@ -48,4 +48,4 @@ select
 from masking as m
 left join quantiles as c on c.grp = (m.hop_kind, m.hop_name)
 order by absorbed_429s desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

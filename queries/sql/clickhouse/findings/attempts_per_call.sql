@@ -1,7 +1,7 @@
 -- queries.findings.retry_amplification.attempts_per_call: which hops average too many attempts per logical call?
 -- (the verdict over the window's evidence, _evidence_attempts_per_call.sql, asked inline:
 -- ClickHouse stores no evidence per minute)
-with evidence_rows as ({{evidence_attempts_per_call}}),
+with evidence_rows as materialized ({{evidence_attempts_per_call}}),
 calls as (
     select
         hop_kind, hop_name,
@@ -30,4 +30,4 @@ left join examples as e on e.hop_kind <=> c.hop_kind and e.hop_name <=> c.hop_na
 where c.n_calls >= {retry_min_calls:Float64}
   and c.n_attempts / c.n_calls >= {retry_attempts_per_call:Float64}
 order by attempts_per_call desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

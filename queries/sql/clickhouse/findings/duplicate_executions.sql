@@ -1,7 +1,7 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
 -- (raw rows on both engines: a key's executions reach across tasks and all of time; DuckDB's
 -- twin, step for step)
-with recursive repeated_keys as (
+with repeated_keys as (
     -- only a key executed successfully more than once (innermost or not) can be duplicated:
     -- one pass over the keys of all times, cheaper than matching every key of the window
     select hop_kind, hop_name, idempotency_key
@@ -17,46 +17,48 @@ recent_keys as (
       and idempotency_key is not null and not is_error
       and (hop_kind, hop_name, idempotency_key) in (select * from repeated_keys)
 ),
-executions as (
+executions as materialized (
     select task_id, trace_id, span_id, parent_span_id, hop_kind, hop_name,
            assumeNotNull(idempotency_key) as key, end_ns
     from spans
     where idempotency_key is not null and not is_error
       and (hop_kind, hop_name, idempotency_key) in (select * from recent_keys)
 ),
-shared_traces as (
+shared_traces as materialized (
     -- only a trace holding a key twice can hold one span of it inside another
     select trace_id, key
     from executions
     group by trace_id, hop_kind, hop_name, key
     having count() > 1
 ),
-trace_spans as (
-    -- the spans of those traces (the recursion below joins them at every step)
-    select trace_id, span_id, assumeNotNull(parent_span_id) as parent_id
+trees as materialized (
+    -- the parent of each span of those traces, as parallel arrays per trace
+    select trace_id, groupArray(span_id) as ids, groupArray(coalesce(parent_span_id, '')) as parents
     from spans
-    where trace_id in (select trace_id from shared_traces) and parent_span_id is not null
+    where trace_id in (select trace_id from shared_traces)
+    group by trace_id
 ),
-chain as (
-    -- the ancestors of those executions (a parent cycle ends at depth 64: ClickHouse's
-    -- recursion keeps repeats, DuckDB's `union` drops them)
-    select trace_id, span_id, assumeNotNull(parent_span_id) as ancestor_id, 1 as depth
-    from executions
-    where parent_span_id is not null
-      and (trace_id, key) in (select trace_id, key from shared_traces)
-    union all
-    select c.trace_id, c.span_id, p.parent_id, c.depth + 1
-    from chain as c
-    inner join trace_spans as p on p.trace_id = c.trace_id and p.span_id = c.ancestor_id
-    where c.depth < 64
+chain as materialized (
+    -- the ancestors of those executions, walked up to 64 levels (a parent cycle ends there;
+    -- DuckDB recurses, and ClickHouse materializes no CTE in a recursive WITH)
+    select e.trace_id as trace_id, e.span_id as span_id, e.hop_kind as hop_kind,
+           e.hop_name as hop_name, e.key as key,
+           arrayFold((acc, i) -> if(acc.1 = '', acc,
+                                    (t.parents[indexOf(t.ids, acc.1)], arrayPushBack(acc.2, acc.1))),
+                     range(64), (coalesce(e.parent_span_id, ''), CAST([], 'Array(String)'))).2
+               as ancestors
+    from executions as e
+    inner join trees as t on t.trace_id = e.trace_id
+    where (e.trace_id, e.key) in (select trace_id, key from shared_traces)
 ),
 carriers as (
     -- executions with an execution of the same hop and key below them
     select distinct a.trace_id as trace_id, a.span_id as span_id
-    from chain as c
-    inner join executions as e on e.trace_id = c.trace_id and e.span_id = c.span_id
+    from (select trace_id, hop_kind, hop_name, key, ancestor_id
+          from chain
+          array join ancestors as ancestor_id) as c
     inner join executions as a on a.trace_id = c.trace_id and a.span_id = c.ancestor_id
-    where a.key = e.key and a.hop_kind = e.hop_kind and a.hop_name = e.hop_name
+    where a.key = c.key and a.hop_kind = c.hop_kind and a.hop_name = c.hop_name
 ),
 innermost as (
     select *
@@ -91,3 +93,4 @@ select
 from duplicated
 group by hop_kind, hop_name
 order by extra_executions desc
+settings enable_materialized_cte = 1

@@ -1,6 +1,6 @@
 -- queries.findings.false_failover.failing_failovers: which backups that traffic failed over to then failed themselves?
 -- (the verdict over the window's failovers, _evidence_failing_failovers.sql, asked inline)
-with judged as ({{evidence_failing_failovers}}),
+with judged as materialized ({{evidence_failing_failovers}}),
 backups as (
     select
         hop_kind, hop_name,
@@ -55,4 +55,4 @@ left join modes as m on m.hop_kind = b.hop_kind and m.hop_name = b.hop_name
 where b.n_failed >= {false_failover_min_failures:Float64}
   and b.n_failed >= {false_failover_min_share:Float64} * b.n_failovers
 order by failed_failovers desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -23,3 +23,4 @@ select hop_kind, hop_name, 'idle_gaps' as rule, n_parents as parents, median_gap
        top as examples, first_ns, last_ns
 from parents
 order by idle_seconds desc
+settings enable_materialized_cte = 1

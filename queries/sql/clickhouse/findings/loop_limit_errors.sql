@@ -1,6 +1,6 @@
 -- queries.findings.runaway_loop.loop_limit_errors: which hops stopped with error_type loop_limit?
 -- (the verdict over the window's evidence, _evidence_loop_limit_errors.sql, asked inline)
-with evidence_rows as ({{evidence_loop_limit_errors}}),
+with evidence_rows as materialized ({{evidence_loop_limit_errors}}),
 errors as (
     select
         hop_kind, hop_name,
@@ -20,4 +20,4 @@ select
 from errors as r
 left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 order by loop_limit_errors desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -41,4 +41,4 @@ from loops as l
 left join per_task as t on t.hop_kind = l.hop_kind and t.hop_name = l.hop_name
                        and t.poll_name = l.poll_name
 order by late_seconds desc nulls last
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -1,6 +1,6 @@
 -- queries.findings.retry_amplification.retried_timeouts: which hops retried attempts that had timed out?
 -- (the verdict over the window's evidence, _evidence_retried_timeouts.sql, asked inline)
-with evidence_rows as ({{evidence_retried_timeouts}}),
+with evidence_rows as materialized ({{evidence_retried_timeouts}}),
 retried as (
     select
         hop_kind, hop_name,
@@ -27,4 +27,4 @@ from retried as r
 left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 where r.n_retried >= {retried_timeouts_min:Float64}
 order by retried_timeouts desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -1,6 +1,6 @@
 -- queries.findings.retry_amplification.retry_storms: which hops had minutes where most attempts were retries?
 -- (the verdict over the window's evidence, _evidence_retry_storms.sql, asked inline)
-with evidence_rows as ({{evidence_retry_storms}}),
+with evidence_rows as materialized ({{evidence_retry_storms}}),
 minutes as (
     select
         minute_ns, hop_kind, hop_name,
@@ -42,4 +42,4 @@ left join examples as e on e.minute_ns = s.minute_ns and e.hop_kind <=> s.hop_ki
                        and e.hop_name <=> s.hop_name
 group by s.hop_kind, s.hop_name
 order by peak_retries_per_minute desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -1,6 +1,6 @@
 -- queries.findings.stream_stall.slow_first_tokens: which streamed models were slow to send their first token?
 -- (the verdict over the window's evidence, _evidence_slow_first_tokens.sql, asked inline)
-with evidence_rows as ({{evidence_slow_first_tokens}}),
+with evidence_rows as materialized ({{evidence_slow_first_tokens}}),
 streamed as (
     select
         hop_kind, hop_name,
@@ -34,4 +34,4 @@ select
 from streamed as s
 left join examples as e on e.hop_kind <=> s.hop_kind and e.hop_name <=> s.hop_name
 order by stalled_calls desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

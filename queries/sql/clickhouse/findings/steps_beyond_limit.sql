@@ -1,6 +1,6 @@
 -- queries.findings.runaway_loop.steps_beyond_limit: which agents took more steps than their loop limit allows?
 -- (the verdict over the window's evidence, _evidence_steps_beyond_limit.sql, asked inline)
-with evidence_rows as ({{evidence_steps_beyond_limit}}),
+with evidence_rows as materialized ({{evidence_steps_beyond_limit}}),
 runs as (
     select
         hop_kind, hop_name,
@@ -21,4 +21,4 @@ select
 from runs as r
 left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 order by runs_over_limit desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -1,6 +1,6 @@
 -- queries.findings.ghost_work.work_after_cutoff: which hops kept working after the task's root ended or its deadline passed?
 -- (the verdict over the window's evidence, _evidence_work_after_cutoff.sql, asked inline)
-with evidence_rows as ({{evidence_work_after_cutoff}}),
+with evidence_rows as materialized ({{evidence_work_after_cutoff}}),
 ghosts as (
     select
         hop_kind, hop_name,
@@ -24,4 +24,4 @@ select
 from ghosts as g
 left join examples as e on e.hop_kind <=> g.hop_kind and e.hop_name <=> g.hop_name
 order by seconds_after desc
-settings join_use_nulls = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1
