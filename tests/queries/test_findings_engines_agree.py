@@ -15,19 +15,12 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from agentsla.collector.processing.normalize import normalize_request
 from agentsla.collector.store.clickhouse import schema
-from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
-from agentsla.collector.store.clickhouse.url import parse_store_url
-from agentsla.collector.store.schema import migrate
-from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
-from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
+from agentsla.queries.engines.clickhouse import ClickHouseStore
 from agentsla.queries.engines.duckdb import DuckDBStore
 from agentsla.queries.findings import find_findings
-from test_engines_agree import CONFIG, SERVER, T0, _span, exporter_rows
-
-import duckdb
+from test_engines_agree import SERVER, T0, _span, chdb_with, duck_with
 
 S = 10**9
 NOW = T0 + 3600 * S
@@ -176,10 +169,7 @@ def stories() -> list:
 @pytest.fixture(scope="module")
 def duck():
     """DuckDB fed through the normalizer and the writer (its minutes dirty: the raw path)."""
-    con = duckdb.connect()
-    migrate(con)
-    batch = normalize_request(stories(), load_config().ingest, NOW)
-    TaskWriter(con, CONFIG).write(batch.rows, NOW)
+    con = duck_with(stories(), NOW)
     yield DuckDBStore(con)
     con.close()
 
@@ -187,15 +177,8 @@ def duck():
 @pytest.fixture(scope="module", params=[schema.MAP, schema.JSON])
 def house(request, tmp_path_factory):
     """chdb with the exporter's table (each variant in turn) holding the stories, materialized
-    by passes until caught up (the queue stories span half an hour)."""
-    url = parse_store_url(f"chdb://{tmp_path_factory.mktemp('chdb')}")
-    runner = ChdbRunner(url.path)
-    for statement in schema.otel_traces_ddl(url.database, url.table, request.param):
-        runner.execute(statement)
-    prepare(runner, url)
-    runner.insert("default.otel_traces", exporter_rows(stories(), request.param))
-    while not run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, NOW).caught_up:
-        pass
+    until caught up (the queue stories span half an hour: several passes)."""
+    runner = chdb_with(tmp_path_factory.mktemp("chdb"), request.param, stories(), NOW)
     yield ClickHouseStore(runner)
     runner.close()
 
