@@ -24,8 +24,8 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
   process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
   sla_by tenant, hop_stats, root_causes, budget_waterfall, the three series at 1 h steps, and
-  task lookup (get_task of a random task, a different one each run). /findings has no
-  ClickHouse SQL yet (501), so it is not timed;
+  task lookup (get_task of a random task, a different one each run), and /findings
+  (`find_findings`, default thresholds) over the last hour and the whole day;
 - storage: bytes on disk per row of each table from system.parts (active parts; otel_traces
   after OPTIMIZE FINAL, agentsla's tables as inserted in one statement each, plus the slice's
   re-judged rows: merging them all took longer than the rest of a 20M run here), otel_traces'
@@ -50,6 +50,7 @@ from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
 from agentsla.queries import budget, hops, root_causes, sla, tasks
+from agentsla.queries.findings import find_findings
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 
 SPANS_PER_TASK = 10
@@ -241,6 +242,9 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) 
         "hop_series_1h": lambda: hops.hop_series(store, t0, end, hour),
         "root_cause_series_1h": lambda: root_causes.root_cause_series(store, t0, end, hour),
         "task_lookup": lambda: tasks.get_task(store, f"t{rng.randrange(n_tasks)}"),
+        # an empty list is an answer too: the check below asks for a non-empty value
+        "findings_1h": lambda: {"found": find_findings(store, end - hour, end, None, {})},
+        "findings_24h": lambda: {"found": find_findings(store, t0, end, None, {})},
     }
     out = {}
     for name, ask in questions.items():

@@ -13,6 +13,9 @@ The worker (`EvidenceWorker`, a thread of `agentsla serve`) stores the evidence 
 the writer marked as changed (collector/store/evidence.py). A request (`plan`) takes stored
 evidence for the whole minutes that are clean and computes the rest from raw rows: the ragged
 edges, minutes changed since, minutes the worker has not reached yet. See docs/findings.md.
+
+A store without stored evidence (RAW_ONLY: ClickHouse) takes the raw path only: its verdict
+holds its evidence query over the whole window (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ VERDICT_SNIPPETS = {
 #: the attempts of its last 10 minutes).
 SLACK_NS = 10 * MINUTE_NS
 
+#: Dialects with no stored evidence: each verdict asks its evidence query itself, over the
+#: window widened by the slack (no temp table, no snapshot to plan in).
+RAW_ONLY = frozenset({"clickhouse"})
+
 #: Minutes one worker round computes at most (newest first, so live minutes stay fresh).
 ROUND_MINUTES = 120
 
@@ -75,6 +82,8 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
 
     Run it in the snapshot the questions then run in (the detectors' transaction).
     """
+    if getattr(store, "dialect", "duckdb") in RAW_ONLY:
+        return Plan(start_ns, end_ns, start_ns, start_ns, ((start_ns, end_ns),))
     bounds = split(start_ns, end_ns, raw=not stored, hours=False)
     lo, hi = bounds["roll_lo"], bounds["roll_hi"]
     if lo >= hi:
@@ -99,6 +108,8 @@ def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) 
 def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict]:
     """Answer a converted question over the window of `params["evidence_plan"]`."""
     where: Plan = params["evidence_plan"]
+    if getattr(store, "dialect", "duckdb") in RAW_ONLY:
+        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
     stored_as = question_id(store, question, params)
     raw = where.raw
     store.rows("findings/evidence_reset")

@@ -164,28 +164,42 @@ CONFIG = replace(load_config().tasks, root_grace=0.0)
 TRACE5 = f"{5:032x}"
 
 
+def duck_with(request: ExportTraceServiceRequest, now_ns: int) -> duckdb.DuckDBPyConnection:
+    """DuckDB fed `request` through the normalizer and the writer."""
+    con = duckdb.connect()
+    migrate(con)
+    batch = normalize_request(request, load_config().ingest, now_ns)
+    TaskWriter(con, CONFIG).write(batch.rows, now_ns)
+    return con
+
+
+def chdb_with(path, variant: str, request: ExportTraceServiceRequest, now_ns: int) -> ChdbRunner:
+    """chdb with the exporter's table (`variant`) holding `request`, materialized by passes of
+    shard 0/1 until caught up with `now_ns`."""
+    url = parse_store_url(f"chdb://{path}")
+    runner = ChdbRunner(url.path)
+    for statement in schema.otel_traces_ddl(url.database, url.table, variant):
+        runner.execute(statement)  # as the exporter creates it, before agentsla starts
+    prepare(runner, url)
+    runner.insert("default.otel_traces", exporter_rows(request, variant))
+    while not run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, now_ns).caught_up:
+        pass
+    return runner
+
+
 @pytest.fixture(scope="module")
 def duck():
     """DuckDB fed through the normalizer and the writer."""
-    con = duckdb.connect()
-    migrate(con)
-    batch = normalize_request(corpus(), load_config().ingest, NOW)
-    TaskWriter(con, CONFIG).write(batch.rows, NOW)
+    con = duck_with(corpus(), NOW)
     yield DuckDBStore(con)
     con.close()
 
 
 @pytest.fixture(scope="module", params=[schema.MAP, schema.JSON])
 def chdb_runner(request, tmp_path_factory):
-    """chdb with the exporter's table (each variant in turn) holding the corpus, materialized
-    by one pass: every comparison below runs over both layouts."""
-    url = parse_store_url(f"chdb://{tmp_path_factory.mktemp('chdb')}")
-    runner = ChdbRunner(url.path)
-    for statement in schema.otel_traces_ddl(url.database, url.table, request.param):
-        runner.execute(statement)  # as the exporter creates it, before agentsla starts
-    prepare(runner, url)
-    runner.insert("default.otel_traces", exporter_rows(corpus(), request.param))
-    run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, NOW)
+    """chdb with the exporter's table (each variant in turn) holding the corpus, materialized:
+    every comparison below runs over both layouts."""
+    runner = chdb_with(tmp_path_factory.mktemp("chdb"), request.param, corpus(), NOW)
     yield runner
     runner.close()
 

@@ -3,8 +3,8 @@
 A real server over the ClickHouse engine (chdb in-process) takes a failing task from the
 OpenTelemetry SDK's OTLP/HTTP exporter, materializes it, evaluates a rule over ClickHouse SQL,
 delivers the firing alert to a local webhook receiver and opens an incident whose enrichment
-(snapshot, root causes, impact) also reads ClickHouse. Ghost work comes from the findings
-detectors, which the ClickHouse store does not run yet: it is unknown (null), not zero.
+(snapshot, root causes, impact, findings) also reads ClickHouse: a second task whose crawler
+ran on 2 s after its root ended is ghost work, in the impact and as a finding.
 """
 
 from __future__ import annotations
@@ -15,6 +15,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import SpanKind
 from serverproc import ServerProcess
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "alerts"))
@@ -22,7 +28,8 @@ from alertkit import HookServer  # noqa: E402 - the alert tests' recording recei
 
 from test_clickhouse_serve import _send  # noqa: E402 - one failing task through the SDK
 
-WAIT_S = 60.0  # a bound on waiting for what must happen, never a speed claim
+WAIT_S = 120.0  # a bound on waiting for what must happen, never a speed claim: an incident
+# snapshot over ClickHouse runs every findings question (seconds of CPU on this shared machine)
 
 
 @pytest.fixture
@@ -52,6 +59,22 @@ def alerting_server(tmp_path: Path, hook):
         proc.stop()
 
 
+def _send_ghost(url: str) -> None:
+    """Task "ghosted": its root ended at now - 2.1 s, its crawler at now - 0.1 s (2 s later)."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "gw"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=url)))
+    tracer = provider.get_tracer("test")
+    now = time.time_ns()
+    root = tracer.start_span("POST /ask", kind=SpanKind.SERVER, start_time=now - 3 * 10**9,
+                             attributes={"task.id": "ghosted", "tenant.id": "acme"})
+    crawler = tracer.start_span(
+        "crawler", context=trace.set_span_in_context(root), start_time=now - 29 * 10**8,
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "crawler"})
+    root.end(end_time=now - 21 * 10**8)
+    crawler.end(end_time=now - 1 * 10**8)
+    provider.shutdown()
+
+
 def _until(what, deadline_s: float = WAIT_S):
     deadline = time.monotonic() + deadline_s
     while time.monotonic() < deadline:
@@ -76,7 +99,29 @@ def test_a_rule_over_clickhouse_fires_to_a_webhook_and_opens_an_incident(alertin
         return doc if (doc.get("impact") or {}).get("tasks") else None
     incident = _until(enriched)
     assert incident["impact"]["tasks"]["failed"] == 1
-    assert incident["impact"]["ghost_work"] == {"seconds": None, "tokens": None, "spans": None}
+    _send_ghost(alerting_server.traces_url)  # after the onset: within the incident's time
+
+    def ghosted():
+        doc = enriched()
+        return doc if doc and doc["impact"]["ghost_work"]["spans"] and any(
+            f["type"] == "ghost_work" for f in doc["findings"]) else None
+    incident = _until(ghosted)
+    ghost = incident["impact"]["ghost_work"]
+    assert (ghost["seconds"], ghost["tokens"], ghost["spans"]) == (pytest.approx(2.0), 0, 1)
+    found = [f for f in incident["findings"] if f["type"] == "ghost_work"]
+    assert [(f["hop"], f["evidence"]["spans"]) for f in found] == \
+        [({"kind": "tool", "name": "crawler"}, 1)]
+    entries = [e for e in incident["timeline"] if e["kind"] == "finding"
+               and e["labels"]["type"] == "ghost_work"]
+    assert [e["links"]["task_ids"] for e in entries] == [["ghosted"]]
+    # the same finding from /api/v1/findings over ClickHouse; one task's findings are a 501
+    answer = alerting_server.api("/api/v1/findings", window="1h", kind="ghost_work")
+    assert answer.status_code == 200
+    assert [(f["rule"], f["hop"], [e["task_id"] for e in f["examples"]])
+            for f in answer.json()["findings"]] == \
+        [("work_after_cutoff", {"kind": "tool", "name": "crawler"}, ["ghosted"])]
+    one = alerting_server.api("/api/v1/findings", window="1h", task_id="ghosted")
+    assert one.status_code == 501 and "findings/scope_" in one.json()["error"]
     causes = incident["root_causes"]
     assert (causes[0]["ffh_kind"], causes[0]["ffh_name"], causes[0]["ffh_reason"]) == \
         ("tool", "search", "timeout")

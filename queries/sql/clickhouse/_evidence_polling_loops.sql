@@ -1,0 +1,55 @@
+-- snippet: evidence of findings/polling_loops: the poll loops whose parent ended in
+-- [lo_ns, hi_ns), one row each, with how late the loop saw the job it waited for (null when
+-- the job is not in the trace). The spans around a loop (what the polls did, the job) are read
+-- among those that ended in [reach_ns, reach_end_ns). DuckDB's twin, which adds them up per
+-- minute and keeps each task's lateness per minute.
+with {{poll_loops}},
+loop_polls as (
+    select trace_id, span_id
+    from polls
+    where (trace_id, parent_span_id, poll_name) in (
+        select trace_id, parent_span_id, poll_name from poll_loops)
+),
+under_polls as (
+    -- what the polls did (their HTTP client spans, two levels down) is never the awaited job
+    select trace_id, span_id
+    from poll_family
+    where (trace_id, parent_span_id) in (select trace_id, span_id from loop_polls)
+),
+not_the_job as (
+    select trace_id, span_id from loop_polls
+    union all select trace_id, span_id from under_polls
+    union all
+    select trace_id, span_id
+    from poll_family
+    where (trace_id, parent_span_id) in (select trace_id, span_id from under_polls)
+),
+jobs as (
+    -- the awaited job: the trace's span that ended last while the loop polled, before the
+    -- poll that saw it ended (not a poll, nothing a poll did, no sleep between polls)
+    select l.trace_id as trace_id, l.parent_span_id as parent_span_id,
+           l.poll_name as poll_name, max(s.end_ns) as job_end_ns
+    from poll_loops as l
+    inner join spans as s on s.trace_id = l.trace_id
+    where s.trace_id in (select trace_id from poll_loops)
+      and s.end_ns > l.first_poll_ns and s.end_ns < l.seen_ns
+      and (s.trace_id, s.span_id) not in (select trace_id, span_id from not_the_job)
+      and s.end_ns >= {reach_ns:Int64} and s.end_ns < {reach_end_ns:Int64}
+      and s.span_id != l.parent_span_id
+      -- a sibling started after the first poll is a sleep between polls (DuckDB's null
+      -- logic: a root started then is left out too)
+      and not (s.start_ns > l.first_poll_ns
+               and coalesce(s.parent_span_id = l.parent_span_id, true))
+    group by l.trace_id, l.parent_span_id, l.poll_name
+)
+select
+    p.task_id as task_id, p.span_id as span_id, p.hop_kind as hop_kind,
+    p.hop_name as hop_name, p.end_ns as end_ns, l.poll_name as poll_name, l.polls as polls,
+    l.interval_ms as interval_ms, l.interval_cv as interval_cv,
+    (l.seen_ns - j.job_end_ns) / 1e6 as late_ms,
+    (l.seen_ns - j.job_end_ns) / 1e6 / nullIf(p.duration_ms, 0) as late_share
+from poll_loops as l
+inner join poll_parents as p on p.trace_id = l.trace_id and p.span_id = l.parent_span_id
+left join jobs as j on j.trace_id = l.trace_id and j.parent_span_id = l.parent_span_id
+                   and j.poll_name = l.poll_name
+settings join_use_nulls = 1

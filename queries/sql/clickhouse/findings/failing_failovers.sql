@@ -1,0 +1,58 @@
+-- queries.findings.false_failover.failing_failovers: which backups that traffic failed over to then failed themselves?
+-- (the verdict over the window's failovers, _evidence_failing_failovers.sql, asked inline)
+with judged as materialized ({{evidence_failing_failovers}}),
+backups as (
+    select
+        hop_kind, hop_name,
+        count() as n_failovers,
+        countIf(failed) as n_failed,
+        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
+                 arraySlice(arrayReverseSort(groupArrayIf(
+                     (toFloat64(end_ns), task_id, assumeNotNull(example_span_id)), failed)), 1, 5))
+            as top,
+        minIfOrNull(end_ns, failed) as first_ns,
+        maxIfOrNull(end_ns, failed) as last_ns
+    from judged
+    group by hop_kind, hop_name
+),
+tallies as (
+    -- the failed failovers' failure types and all failovers' primary hops, counted per value
+    select hop_kind, hop_name, 'failure_type' as what, assumeNotNull(failure_type) as value,
+           count() as times
+    from judged
+    where failed and failure_type is not null
+    group by hop_kind, hop_name, value
+    union all
+    select hop_kind, hop_name, 'primary' as what, assumeNotNull(primary_hop) as value,
+           count() as times
+    from judged
+    where primary_hop is not null
+    group by hop_kind, hop_name, value
+),
+modes as (
+    -- the most common of each (the greatest of equals)
+    select
+        hop_kind, hop_name,
+        argMaxIf(tuple(value), (times, value), what = 'failure_type').1 as mode_failure,
+        countIf(what = 'failure_type') > 0 as has_failure,
+        argMaxIf(tuple(value), (times, value), what = 'primary').1 as mode_primary,
+        countIf(what = 'primary') > 0 as has_primary
+    from tallies
+    group by hop_kind, hop_name
+)
+select
+    b.hop_kind as hop_kind, b.hop_name as hop_name,
+    b.n_failovers as failovers,
+    b.n_failed as failed_failovers,
+    b.n_failed / b.n_failovers as failure_share,
+    if(m.has_failure, m.mode_failure, NULL) as failure_type,
+    if(m.has_primary, m.mode_primary, NULL) as primary_hop,
+    b.top as examples,
+    b.first_ns as first_ns,
+    b.last_ns as last_ns
+from backups as b
+left join modes as m on m.hop_kind = b.hop_kind and m.hop_name = b.hop_name
+where b.n_failed >= {false_failover_min_failures:Float64}
+  and b.n_failed >= {false_failover_min_share:Float64} * b.n_failovers
+order by failed_failovers desc
+settings join_use_nulls = 1, enable_materialized_cte = 1
