@@ -59,6 +59,15 @@ SLACK_NS = 10 * MINUTE_NS
 #: window widened by the slack (no temp table, no snapshot to plan in).
 RAW_ONLY = frozenset({"clickhouse"})
 
+#: The questions whose evidence looks its spans' tasks up among the older tasks too (ghost work
+#: may end long after its task began): they read the tasks that started from the range's
+#: `reach_ns` when every span's task is there (`_tasks_from`), the few row groups the zone maps
+#: leave, and all tasks only when one is not.
+FAR_TASKS = frozenset({"work_after_cutoff"})
+
+#: The start before every task (where FAR_TASKS read tasks from when one started long before).
+_FIRST_NS = -(2**63)
+
 #: Minutes one worker round computes at most (newest first, so live minutes stay fresh).
 ROUND_MINUTES = 120
 
@@ -119,7 +128,7 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
         store.rows("findings/evidence_stored", {"question": stored_as, "roll_lo": where.roll_lo,
                                                 "roll_hi": where.roll_hi})
     for lo, hi in raw:
-        store.rows("findings/evidence_raw", _range(params, lo, hi),
+        store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
                    evidence=f"evidence_{question}")
     return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
 
@@ -130,6 +139,24 @@ def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
             "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
             "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS}
+
+
+def _question_range(store: ReadStore, question: str, params: Mapping[str, Any], lo: int,
+                    hi: int) -> dict[str, Any]:
+    """The parameters of one question's evidence of [lo, hi) (`_range`, and for FAR_TASKS
+    where their tasks start)."""
+    ranged = _range(params, lo, hi)
+    if question in FAR_TASKS:
+        ranged["tasks_from_ns"] = _tasks_from(store, ranged)
+    return ranged
+
+
+def _tasks_from(store: ReadStore, ranged: Mapping[str, Any]) -> int:
+    """Where the tasks of the spans that ended in the range start: from its reach_ns when all
+    of them are there (nearly always: a task's spans start within 30 minutes of it), else
+    from the first task."""
+    (row,) = store.rows("findings/evidence_tasks_near", ranged)
+    return ranged["reach_ns"] if row["near"] else _FIRST_NS
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
@@ -150,7 +177,8 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
             store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi})
             for question in QUESTIONS:
                 store.rows("findings/evidence_store",
-                           {**_range(thresholds, lo, hi), "question": ids[question]},
+                           {**_question_range(store, question, thresholds, lo, hi),
+                            "question": ids[question]},
                            evidence=f"evidence_{question}")
         if done:
             store.rows("findings/evidence_undirty")

@@ -1,7 +1,9 @@
 -- snippet: evidence of findings/work_after_cutoff for the spans that ended in [$lo_ns, $hi_ns)
 -- after their task's cutoff (plus ghost_work_grace_ms: the stored evidence is named with it,
 -- queries.findings.evidence.question_id), per minute of that end and hop. Their tasks are read
--- among all that started before $hi_ns: ghost work may end long after its task began.
+-- among those that started in [$tasks_from_ns, $hi_ns): from reach_ns when every span's task
+-- is there (the time columns' zone maps prune the older tasks), else from the first (ghost
+-- work may end long after its task began; queries.findings.evidence.FAR_TASKS).
 with ended as (
     select task_id, span_id, hop_kind, hop_name, start_ns, end_ns, input_tokens, output_tokens
     from spans
@@ -12,7 +14,7 @@ cutoffs as (
         task_id, root_span_id,
         least(end_ns, start_ns + (budget_total_ms * 1e6)::bigint) as cutoff_ns  -- nulls skipped
     from tasks
-    where start_ns < $hi_ns
+    where start_ns >= $tasks_from_ns and start_ns < $hi_ns
       and task_id in (select task_id from ended)
 ),
 ghosts as (

@@ -182,6 +182,36 @@ def test_a_late_attempt_is_found_before_and_after_the_next_round():
     con.close()
 
 
+def test_ghost_work_ending_long_after_its_task_began_is_found_in_every_window():
+    # A crawler left running 45 minutes after its task gave up (root timed out at 10 s): its
+    # task started long before the 30 minutes a minute's evidence reads tasks from, so the
+    # evidence of the minute (and of a ragged edge) holding its end looks among all tasks;
+    # a model call that ran 15 s past its task's root, 40 minutes in, finds its task nearby.
+    far = Trace(root_end_ms=10_000, error_type="timeout", status_code="error")
+    far.child(far.root, "tool", "crawler", 100, 45 * 60_000 + 7_000, hop_timeout_ms=3_600_000)
+    near = Trace(at_ms=40 * 60_000, root_end_ms=10_000, error_type="timeout",
+                 status_code="error")
+    near.child(near.root, "model", "gpt-4o", 100, 25_000, hop_timeout_ms=30_000)
+    con, writer, store = _store(far.rows + near.rows)
+    _refresh_all(store)
+    crawler_end = BASE_NS + (45 * 60 + 7) * NS
+    edge = evidence._range(TH, crawler_end - NS, crawler_end + NS)
+    assert evidence._tasks_from(store, edge) < BASE_NS  # its task is not within reach
+    windows = {(BASE_NS - MINUTE_NS, BASE_NS + 2 * 3600 * NS): {"crawler", "gpt-4o"},
+               (BASE_NS + 44 * MINUTE_NS + NS // 2, BASE_NS + 46 * MINUTE_NS + NS // 2):
+                   {"crawler"},
+               (crawler_end - NS // 2, BASE_NS + 47 * MINUTE_NS + 3 * NS): {"crawler"},
+               (BASE_NS + 40 * MINUTE_NS + 20 * NS, BASE_NS + 44 * MINUTE_NS): {"gpt-4o"}}
+    for (start, end), hops in windows.items():
+        raw, stored = _both(store, start, end, "ghost_work")
+        assert stored == raw, (start - BASE_NS, end - BASE_NS)
+        assert {f["hop"]["name"] for f in stored} == hops
+        for f in stored:  # seconds after the cutoff: the root's end at 10 s
+            assert f["evidence"]["seconds_after"] == {"crawler": 45 * 60 + 7 - 10,
+                                                      "gpt-4o": 15}[f["hop"]["name"]]
+    con.close()
+
+
 def _retry_traffic(rng: random.Random, tasks: int) -> list[dict]:
     """Tasks over ~20 minutes whose calls retry (timeouts, 429s), numbered or not, some
     declaring a task id, some losing their root; calls of up to 3 minutes straddle minutes."""
