@@ -26,7 +26,9 @@ Timing. The file is served by a real `agentsla serve --data-dir` (tests/serverpr
 go over loopback with httpx, one at a time, and each figure is wall time from request to the last
 byte of the answer. For each route: the first call after the server started ("cold": DuckDB's
 buffer pool is empty, the OS page cache is whatever it is) then `--repeat` warm calls (median,
-p95). /tasks/{id} and /traces/{id} use a different random id on every call. The overview is
+p95). /tasks/{id} and /traces/{id} use a different random id on every call. Every window
+(24h, 1h) is sent as `from`/`to` ending at the file's newest span end, so a file reused hours
+after it was made is timed over the same data as a fresh one. The overview is
 /sla + /root-causes + /hops (window=24h) called one after the other, timed before the heavy
 routes (a /findings answer just before it left the server busy). /findings (1h, 24h) is
 timed once the findings evidence worker has stored every minute of the file (a file new to
@@ -63,6 +65,7 @@ from agentsla.collector.store.schema import (SPAN_COLUMN_NAMES, TASK_COLUMN_NAME
                                              fill_self_times)
 from agentsla.collector.store import rollups  # noqa: E402
 from agentsla.collector.store.database import open_store  # noqa: E402
+from agentsla.queries.window import parse_span  # noqa: E402
 
 NS = 1_000_000_000
 DAY_NS = 86_400 * NS
@@ -454,7 +457,7 @@ ROUTES = [
     ("root_causes", "/api/v1/root-causes", {"window": "24h"}),
     ("hops", "/api/v1/hops", {"window": "24h"}),
     ("overview", "", {}),  # the three above one after the other, before the heavy routes
-    ("budget", "/api/v1/budget", {}),
+    ("budget", "/api/v1/budget", {"window": "1h"}),
     ("slo", "/api/v1/slo", {}),
     ("tasks_1h", "/api/v1/tasks", {"window": "1h"}),
     ("task", "/api/v1/tasks/{id}", {}),
@@ -481,6 +484,25 @@ def _sample_ids(db_path: Path, n: int, seed: int) -> list[tuple[str, str]]:
     return rows
 
 
+def _data_end_s(db_path: Path) -> float:
+    """The newest span end of the file, unix seconds: the routes' windows end there (a file
+    reused hours after it was made would otherwise be timed over a partly empty window)."""
+    con = duckdb.connect(str(db_path), read_only=True)
+    try:
+        return (con.execute("select max(end_ns) from span_store").fetchone()[0] or 0) / NS + 1
+    finally:
+        con.close()
+
+
+def _ending_at(params: dict, end_s: float) -> dict:
+    """A route's `window=` as the same span of time ending at end_s (`from`/`to`)."""
+    if "window" not in params:
+        return params
+    rest = {k: v for k, v in params.items() if k != "window"}
+    span_s = parse_span("window", params["window"]) / NS
+    return {**rest, "from": f"{end_s - span_s:.3f}", "to": f"{end_s:.3f}"}
+
+
 def _drain(stream, keep: list[str]) -> None:
     # the server's stdout is a pipe: read it, or a chatty server blocks once it is full
     for line in stream:
@@ -497,7 +519,7 @@ def _time(client: httpx.Client, path: str, params: dict) -> tuple[float, int, in
     return elapsed, response.status_code, len(response.content)
 
 
-def _time_overview(client: httpx.Client, repeat: int, results: dict) -> None:
+def _time_overview(client: httpx.Client, repeat: int, results: dict, data_end: float) -> None:
     """Time the overview's three routes called one after the other (when none was skipped)."""
     if not all(n in results for n in OVERVIEW):
         return
@@ -506,7 +528,7 @@ def _time_overview(client: httpx.Client, repeat: int, results: dict) -> None:
         started = time.perf_counter()
         for name, path, params in ROUTES:
             if name in OVERVIEW:
-                _time(client, path, params)
+                _time(client, path, _ending_at(params, data_end))
         overview.append((time.perf_counter() - started) * 1000)
     results["overview"] = {"cold_ms": round(sum(results[n]["cold_ms"] for n in OVERVIEW), 1),
                            "median_ms": round(statistics.median(overview), 1),
@@ -561,6 +583,7 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
                 skip: tuple[str, ...] = ()) -> dict:
     """Start a server on data_dir and time every route: cold first call, then `repeat` warm."""
     ids = _sample_ids(data_dir / "agentsla.duckdb", 2 * repeat + 2, seed)
+    data_end = _data_end_s(data_dir / "agentsla.duckdb")
     if kind == "serve":
         server = ServerProcess(data_dir, env={"AGENTSLA_LOST_GRACE": "7d"})
     else:
@@ -579,7 +602,7 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
                 if name in skip:
                     continue
                 if name == "overview":
-                    _time_overview(client, repeat, results)
+                    _time_overview(client, repeat, results, data_end)
                     continue
                 times, size = [], 0
                 for _ in range(repeat + 1):
@@ -587,7 +610,7 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
                     if "{id}" in path:
                         task_id, trace_id = next(id_iter) if name == "task" else ids[len(times)]
                         real = path.replace("{id}", task_id if name == "task" else trace_id)
-                    ms, _, size = _time(client, real, params)
+                    ms, _, size = _time(client, real, _ending_at(params, data_end))
                     times.append(ms)
                 warm = times[1:]
                 results[name] = {"cold_ms": round(times[0], 1),
