@@ -95,8 +95,8 @@ def test_values_json_cannot_carry_become_none():
 
 
 def test_a_question_another_engine_answers_is_501_not_a_crash():
-    # the findings questions have DuckDB SQL and (this session) no ClickHouse SQL
+    # one task's findings scope its spans in temporary tables on DuckDB only (docs/scale-out.md)
     from agentsla.errors import NotOnThisStore
     with pytest.raises(NotOnThisStore, match="clickhouse store does not answer") as err:
-        question_sql("clickhouse", "findings/attempts_per_call", {})
+        question_sql("clickhouse", "findings/scope_spans", {})
     assert err.value.status == 501
