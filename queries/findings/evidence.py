@@ -91,7 +91,7 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
 
     Run it in the snapshot the questions then run in (the detectors' transaction).
     """
-    if getattr(store, "dialect", "duckdb") in RAW_ONLY:
+    if store.dialect in RAW_ONLY:
         return Plan(start_ns, end_ns, start_ns, start_ns, ((start_ns, end_ns),))
     bounds = split(start_ns, end_ns, raw=not stored, hours=False)
     lo, hi = bounds["roll_lo"], bounds["roll_hi"]
@@ -107,7 +107,7 @@ def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) 
     """Name a question's stored evidence: the question, with a digest of its evidence query
     and of the thresholds that query depends on, so evidence of other thresholds, or of an
     earlier version of the query, is never mixed in (the worker computes it again)."""
-    sql = question_sql(getattr(store, "dialect", "duckdb"), "findings/evidence_raw",
+    sql = question_sql(store.dialect, "findings/evidence_raw",
                        {"evidence": f"evidence_{question}"})
     used = bound(sql, {k: thresholds[k] for k in DEFAULT_THRESHOLDS if k in thresholds})
     digest = hashlib.sha1((sql + repr(sorted(used.items()))).encode()).hexdigest()[:12]
@@ -117,7 +117,7 @@ def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) 
 def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict]:
     """Answer a converted question over the window of `params["evidence_plan"]`."""
     where: Plan = params["evidence_plan"]
-    if getattr(store, "dialect", "duckdb") in RAW_ONLY:
+    if store.dialect in RAW_ONLY:
         return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
     stored_as = question_id(store, question, params)
     raw = where.raw
