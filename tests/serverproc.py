@@ -52,6 +52,7 @@ class ServerProcess:
     http_port: int = field(default_factory=free_port)
     grpc_port: int = field(default_factory=free_port)
     api_port: int = field(default_factory=free_port)
+    keep_ports: bool = False  # a restart: never move to other ports
     proc: subprocess.Popen | None = None
     log: str = ""
 
@@ -80,18 +81,31 @@ class ServerProcess:
 
         A port taken between free_port() and the server's bind (other tests run at the same
         time) is a race of the test harness, not of the server: the first start then tries
-        fresh ports, up to three times. A restart keeps its ports (clients know them).
+        fresh ports, up to three times. A restart keeps its ports (clients know them): while
+        the killed server's receiver processes still hold a port (they exit by themselves), it
+        tries the same ports again until `timeout`.
         """
-        restart, tries = self.proc is not None, 1
+        deadline = time.monotonic() + timeout
+        restart, tries = self.proc is not None or self.keep_ports, 1
         while True:
             try:
-                return self._start(timeout)
+                return self._start(max(1.0, deadline - time.monotonic()))
             except _PortTaken:
+                if restart and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                    continue
                 if restart or tries == 3:
                     raise
                 tries += 1
                 self.http_port, self.grpc_port, self.api_port = (free_port(), free_port(),
                                                                  free_port())
+
+    def restarted(self, extra_args: list[str] | None = None) -> "ServerProcess":
+        """A new server on this one's data dir and ports (not started): the same server after
+        a crash, as its clients see it."""
+        return ServerProcess(self.data_dir, self.extra_args if extra_args is None else extra_args,
+                             env=self.env, http_port=self.http_port, grpc_port=self.grpc_port,
+                             api_port=self.api_port, keep_ports=True)
 
     def _start(self, timeout: float) -> "ServerProcess":
         args = [sys.executable, "-m", "agentsla", "serve", "--data-dir", str(self.data_dir),

@@ -85,13 +85,13 @@ def _raw_sender(server: ServerProcess, sender: int, stop: threading.Event, hard_
         while not stop.is_set() and time.monotonic() < hard_stop:
             task = agent_task(sender, seq)
             seq += 1
-            failed_once = False
+            failed_once, last = False, ""
             while time.monotonic() < hard_stop:
                 try:
-                    status = client.post(server.traces_url, content=task.body,
-                                         headers=PROTO).status_code
-                except httpx.HTTPError:
-                    status = None
+                    response = client.post(server.traces_url, content=task.body, headers=PROTO)
+                    status, last = response.status_code, f"{response.status_code} {response.text}"
+                except httpx.HTTPError as error:
+                    status, last = None, repr(error)
                 if status == 200:
                     with ledger.lock:
                         ledger.acked[task.trace_id] = task
@@ -104,7 +104,7 @@ def _raw_sender(server: ServerProcess, sender: int, stop: threading.Event, hard_
                 failed_once = True
                 time.sleep(0.05)
             else:
-                ledger.unacked.append(task.trace_id)
+                ledger.unacked.append(f"{task.trace_id}: last answer {last[:300]}")
 
 
 def _sdk_producer(tracer, stop: threading.Event, hard_stop: float, ledger: Ledger) -> None:
@@ -129,8 +129,10 @@ def _sdk_producer(tracer, stop: threading.Event, hard_stop: float, ledger: Ledge
 
 
 def _restart(old: ServerProcess) -> ServerProcess:
-    return ServerProcess(old.data_dir, old.extra_args, http_port=old.http_port,
-                         grpc_port=old.grpc_port, api_port=old.api_port).start()
+    """Start the server again on the same data dir and ports, keeping the logs so far."""
+    new = old.restarted()
+    new.log = old.log + "\n--- killed, started again ---\n"
+    return new.start()
 
 
 def run_crash_campaign(data_dir: Path, kills: int, seed: int,
@@ -171,8 +173,11 @@ def run_crash_campaign(data_dir: Path, kills: int, seed: int,
         provider.shutdown()
     try:
         figures = _verify(server, ledger, flushed)
-    finally:
-        assert server.stop() == 0
+    except Exception as failure:
+        server.stop()
+        raise AssertionError(f"{failure}\nthe server's logs, every start:\n"
+                             f"{server.log[-8000:]}") from failure
+    assert server.stop() == 0
     figures["kills"] = kills
     figures["slowest_restart_s"] = round(max(restarts), 1)
     return figures

@@ -331,8 +331,7 @@ def test_acknowledged_spans_survive_sigkill(tmp_path: Path, receivers: list[str]
         assert response.status_code == 200
         acked.append((i + 1).to_bytes(8, "big").hex())
     server.kill()
-    restarted = ServerProcess(tmp_path, receivers, http_port=server.http_port,
-                              grpc_port=server.grpc_port, api_port=server.api_port).start()
+    restarted = server.restarted().start()
     try:
         stored = {s["span_id"] for s in trace_spans(restarted, "0a" * 16)}
         assert stored == set(acked)
