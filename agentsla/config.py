@@ -137,6 +137,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("receivers", "server", 0, parse_int,
             "OTLP receiver processes (HTTP and gRPC) decoding and normalizing in front of the "
             "writer (they share the ports; 0: in the writer's process). See docs/reliability.md."),
+    Setting("port_wait", "server", 20.0, parse_duration,
+            "With receivers: how long a start waits for the OTLP/HTTP port while the receiver "
+            "processes of a killed server still hold it (they exit by themselves)."),
     Setting("alert_lease_ttl", "server", 30.0, parse_duration,
             "How long the alert evaluator's lease in the store lasts unrenewed: `serve` "
             "processes over one store evaluate one at a time, and a follower takes over this "
@@ -261,6 +264,7 @@ class ServerConfig:
     tls_listeners: tuple[str, ...]
     store: StoreURL = StoreURL("duckdb")
     receivers: int = 0
+    port_wait: float = 20.0
 
     @property
     def db_path(self) -> Path:

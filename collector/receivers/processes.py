@@ -17,6 +17,7 @@ port alone.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import math
 import multiprocessing
@@ -50,8 +51,7 @@ class ReceiverPool:
         self.count = count
         self.restarts = 0
         host = config.server.host
-        self._socket = socket.create_server((host, config.server.otlp_http_port),
-                                            family=_family(host), backlog=2048)
+        self._socket = _bind_shared(host, config.server.otlp_http_port, config.server.port_wait)
         try:
             self._grpc_hold = _hold_port(host, config.server.otlp_grpc_port)
         except OSError:
@@ -134,6 +134,24 @@ class ReceiverPool:
                 log.error("receiver process %d did not stop; killing it", process.pid)
                 process.kill()
                 process.join(5)
+
+
+def _bind_shared(host: str, port: int, wait: float) -> socket.socket:
+    """Listen on the OTLP/HTTP port the receivers share. After a SIGKILL of the writer process
+    its receivers hold that port until they have answered what they held and exited (seconds,
+    more under load): a supervisor's immediate restart waits for them instead of failing."""
+    deadline, waiting = time.monotonic() + wait, False
+    while True:
+        try:
+            return socket.create_server((host, port), family=_family(host), backlog=2048)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or time.monotonic() >= deadline:
+                raise
+            if not waiting:
+                log.warning("OTLP/HTTP port %d is in use (receiver processes of a stopped "
+                            "server still exiting?): waiting up to %.0f s (port_wait)", port, wait)
+                waiting = True
+            time.sleep(0.5)
 
 
 def _family(host: str) -> socket.AddressFamily:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -158,8 +161,7 @@ def test_writer_process_killed_answers_503_and_the_receivers_exit(tmp_path: Path
     sender.join(30)
     assert answers[0].status_code == 503 and answers[0].headers["retry-after"] == "1"
     assert _wait_for(lambda: not any(map(_alive, receivers)), timeout=15)
-    restarted = ServerProcess(tmp_path, ["--receivers", "1"], http_port=server.http_port,
-                              grpc_port=server.grpc_port, api_port=server.api_port).start()
+    restarted = server.restarted(["--receivers", "1"]).start()
     try:
         answer = httpx.post(restarted.traces_url, content=_request(5, [b"\x05" * 8]),
                             headers=PROTO)
@@ -179,3 +181,53 @@ def test_a_writer_that_gives_up_answers_503_through_the_receivers(tmp_path: Path
     server.kill()  # collects the log
     assert not any(map(_alive, receivers))
     assert "the writer gave up after 1 unexpected errors in a row" in server.log
+
+
+def _serve(server: ServerProcess, *flags: str) -> subprocess.Popen:
+    """`agentsla serve` on the server's ports, its output readable line by line."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentsla", "serve", "--data-dir", str(server.data_dir),
+         "--otlp-http-port", str(server.http_port), "--otlp-grpc-port", str(server.grpc_port),
+         "--api-port", str(server.api_port), *flags],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _read_until(proc: subprocess.Popen, text: str) -> str:
+    """The server's output up to the first line containing text (or its exit)."""
+    seen = ""
+    for line in proc.stdout:
+        seen += line
+        if text in line:
+            break
+    return seen
+
+
+def test_a_start_waits_for_the_port_the_killed_servers_receivers_still_hold(
+        tmp_path: Path) -> None:
+    # a listening socket on the OTLP/HTTP port stands in for a killed writer's receiver
+    # processes, which hold it until they exit; it goes once the server says it waits
+    server = ServerProcess(tmp_path)
+    holder = socket.create_server(("127.0.0.1", server.http_port))
+    proc = _serve(server, "--receivers", "1", "--port-wait", "60")
+    try:
+        waiting = _read_until(proc, "is in use")
+        holder.close()
+        serving = _read_until(proc, "agentsla serving")
+        assert "port_wait" in waiting and str(server.http_port) in waiting
+        assert "agentsla serving" in serving
+        answer = httpx.post(server.traces_url, content=_request(9, [b"\x09" * 8]),
+                            headers=PROTO, timeout=30)
+        assert answer.status_code == 200
+    finally:
+        holder.close()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+
+
+def test_a_port_held_beyond_port_wait_is_a_clear_error(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path)
+    with socket.create_server(("127.0.0.1", server.http_port)):
+        proc = _serve(server, "--receivers", "1", "--port-wait", "1")
+        output, _ = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "address already in use" in output.lower() and str(server.http_port) in output
