@@ -98,6 +98,8 @@ class Rollup:
         none once merged and none in the raw answer. Only the minutes (hours) holding pending
         rows are summed; the others are read as stored, which keeps a read of a day as cheap as
         before the pending rows (summing every stored row cost 1.8x the CPU at 10M spans).
+        The pending rows' sums are materialized: the view reads them twice, and planning and
+        computing them once made the overview's three questions ~20 % cheaper in CPU at 10M.
         """
         pending = self.pending()
         if tier != self.table:  # a minute's sums are a part of its hour's
@@ -106,7 +108,7 @@ class Rollup:
         summed = ", ".join(f"sum({v})::{kind} as {v}" for v, kind in self.value_types().items())
         stored = f"select * from {tier}{STORED}"
         # only the minutes holding pending rows are summed: the others pass through as stored
-        return (f"create or replace view {tier} as with pending as ({pending}) "
+        return (f"create or replace view {tier} as with pending as materialized ({pending}) "
                 f"{stored} s where not exists (select 1 from pending p "
                 f"where p.minute_ns = s.minute_ns) "
                 f"union all by name select {', '.join(self.keys)}, {summed} from "

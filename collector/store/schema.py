@@ -244,6 +244,8 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
        for r in _HISTOGRAMS for tier in r.tiers()),
      *(r.view(tier) for r in _HISTOGRAMS for tier in r.tiers()),
      rollups.fill_histogram_sums),
+    # 9: the tiers' views compute their pending rows' sums once (materialized)
+    tuple(r.view(tier) for r in rollups.ROLLUPS for tier in r.tiers()),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
