@@ -15,7 +15,8 @@ from typing import Any, Callable, Mapping, Protocol
 import orjson
 import pyarrow as pa
 
-from agentsla.collector.store.clickhouse import schema
+from agentsla.collector.store.clickhouse import rollups, schema
+from agentsla.collector.store.clickhouse.materializer import Shard
 from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.errors import AgentslaError, PermanentError, RetryableError
 from agentsla.queries.store import bound, plain, question_sql
@@ -205,7 +206,8 @@ def prepare(runner: Runner, url: StoreURL) -> None:
 
 def backfill(runner: Runner, database: str) -> None:
     """Fill the tables a store materialized before they existed (agentsla_task_traces,
-    agentsla_hop_spans) from its span facts, once: at version 0, so any pass overrides."""
+    agentsla_hop_spans from its span facts; the rollups from those), once: at version 0, so
+    any pass overrides."""
     def empty(table: str) -> bool:
         return not runner.arrow(f"select 1 from {database}.{table} limit 1", {}).num_rows
 
@@ -219,6 +221,8 @@ def backfill(runner: Runner, database: str) -> None:
         runner.execute(schema.hop_spans_insert_sql(
             database, f"s.trace_id in (select trace_id from {database}.agentsla_span_facts)"),
             {"version": 0})
+    if empty("agentsla_task_minutes_index"):  # as one shard: rebuild them to use N (Left to do)
+        rollups.rebuild(runner, database, Shard(0, 1))
 
 
 def traces_variant(runner: Runner, url: StoreURL) -> str:

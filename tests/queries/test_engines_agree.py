@@ -510,3 +510,39 @@ def test_alert_context_agrees(duck, house):
     for labels in ({}, {"tenant_id": "acme"}, {"tool": "search"}):
         assert MetricSource(house, config).context(labels, 3600, WINDOW[1]) == \
             MetricSource(duck, config).context(labels, 3600, WINDOW[1])
+
+
+MINUTE = 60 * SECOND
+#: Windows the rollups answer (T0 is 40 s into its minute, the corpus ends 5 s after T0): the
+#: corpus in a whole minute, in the partial first minute of a window starting 2 s after T0
+#: (raw edges around whole minutes), and a series of whole ten-minute buckets.
+ROLLED = [(T0 // MINUTE * MINUTE, T0 // MINUTE * MINUTE + 3600 * SECOND),
+          (T0 + 2 * SECOND, T0 + 3600 * SECOND)]
+ROLLED_SERIES = (T0 // MINUTE * MINUTE, T0 // MINUTE * MINUTE + 3600 * SECOND, 600 * SECOND)
+
+
+@pytest.mark.parametrize("window", ROLLED)
+def test_rollup_answers_agree_with_duckdb_and_with_raw_rows(duck, house, window):
+    """Over whole minutes ClickHouse reads its rollups, DuckDB its own: both equal, and equal
+    to ClickHouse's answer over raw rows."""
+    questions = [
+        lambda store, **kw: [sla.sla_totals(store, *window, **kw)],
+        lambda store, **kw: sla.sla_by(store, *window, "tenant_id", **kw),
+        lambda store, **kw: hops.hop_stats(store, *window, **kw),
+        lambda store, **kw: root_causes.root_causes(store, *window, **kw),
+        lambda store, **kw: sla.sla_series(store, *ROLLED_SERIES, **kw),
+        lambda store, **kw: hops.hop_series(store, *ROLLED_SERIES, **kw),
+        lambda store, **kw: root_causes.root_cause_series(store, *ROLLED_SERIES, **kw)]
+    for ask in questions:
+        rolled = ask(house)
+        assert _close(rolled, ask(duck)) and _close(rolled, ask(house, raw=True))
+
+
+def test_the_rollups_hold_the_corpus_minute(chdb_runner):
+    """The story by hand: five finished tasks and one minute of the hops, one shard's rows."""
+    got = chdb_runner.arrow("select shard, sum(finished) as finished, sum(success) as success "
+                            "from default.task_minutes group by shard", {}).to_pylist()
+    assert got == [{"shard": "0/1", "finished": 5, "success": 2}]
+    gpt = chdb_runner.arrow("select minute_ns, calls, logical_calls from default.hop_minutes "
+                            "where hop_name = 'gpt-4o'", {}).to_pylist()
+    assert gpt == [{"minute_ns": T0 // MINUTE * MINUTE, "calls": 4, "logical_calls": 3}]

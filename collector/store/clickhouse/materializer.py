@@ -5,8 +5,10 @@ since the shard's watermark minus the late-arrival window, plus the shard's unfi
 (a root may still come; a rootless task turns lost at its deadline). It reads every span of
 those tasks through the `spans` view, runs the same pure function as the DuckDB writer
 (collector.tasks.materialize), and inserts task rows and per-span facts with a version, then
-moves the watermark. A crash before the watermark moves replays the pass: the same spans give
-the same rows, and ReplacingMergeTree keeps one per key, so replays are idempotent.
+re-aggregates the rollups' minutes it touched (rollups.py), then moves the watermark. A crash
+before the watermark moves replays the pass: the same spans give the same rows, ReplacingMergeTree
+keeps one per key, and the replay re-aggregates every minute any attempt touched (journaled
+before the first insert), so replays are idempotent.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
-from agentsla.collector.store.clickhouse import schema
+from agentsla.collector.store.clickhouse import rollups, schema
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -78,6 +81,13 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         tasks.append({**done.row, "version": now_ns})
         calls.update(done.calls)
     judged = _judged(spans, rows, calls, now_ns)
+    # the rollups' minutes: journaled, and every task's minute indexed, before any row moves
+    touched = rollups.journal(runner, database, str(shard), mark, {
+        rollups.TASK: rollups.stored_task_minutes(runner, database, [*by_task, *moved])
+        | {rollups.task_minute(t) for t in tasks},
+        rollups.SPAN: set(pc.unique(pc.multiply(pc.divide(judged["end_ns"], rollups.MINUTE_NS),
+                                                rollups.MINUTE_NS)).to_pylist())})
+    rollups.index_tasks(runner, database, str(shard), tasks)
     runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
     runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
     # a trace first keyed by its own id joined its declared task: drop the old rows
@@ -88,6 +98,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
                      for t in moved])
     tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
     runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
+    rollups.refresh(runner, database, shard, touched, now_ns)
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
     return PassResult(len(tasks), len(rows), until, until >= now_ns)

@@ -18,6 +18,7 @@ from agentsla.collector.processing import mapping as m
 from agentsla.collector.processing.attributes import to_bool, to_float, to_int, to_int32, to_str
 from agentsla.collector.store.schema import ADDED_TASK_COLUMNS, SPAN_COLUMN_NAMES, TASK_COLUMNS
 from agentsla.collector.tasks.self_time import SELF_TIMES_SQL_TYPE
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.url import identifier
 from agentsla.errors import PermanentError
 
@@ -103,8 +104,9 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
         hop_span_columns=hop_span_columns))
     added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
-    return [*own, *added, traces_view_sql(database, table, variant),
-            typed_spans_view_sql(database), spans_view_sql(database)]
+    return [*own, *added, *rollups.ddl(identifier(database)),
+            traces_view_sql(database, table, variant), typed_spans_view_sql(database),
+            spans_view_sql(database)]
 
 
 def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> str:

@@ -1,36 +1,21 @@
--- snippet: counts and histogram quantiles of each group (column grp of `grouped`), as `sla`
+-- snippet: counts and histogram quantiles of each group (column grp of `grouped`, task_rows
+-- with a group, and of `grouped_hist`, task_hist with one), as `sla`
 counted as (
     -- columns read as g.*: an unqualified `finished` would be this select's own alias
     select g.grp as grp,
-        countIf(g.finished and g.outcome <> 'cancelled') as finished,
-        countIf(g.finished and g.outcome = 'success') as success,
-        countIf(g.finished and g.outcome = 'degraded') as degraded,
-        countIf(g.finished and g.outcome = 'failed') as failed,
-        countIf(g.finished and g.outcome = 'budget_exhausted') as budget_exhausted,
-        countIf(g.finished and g.outcome = 'rejected') as rejected,
-        countIf(g.finished and g.outcome = 'lost') as lost,
-        countIf(g.finished and g.outcome = 'cancelled') as cancelled,
-        countIf(not g.finished) as in_progress,
-        countIf(g.finished and g.outcome not in ('cancelled', 'lost')
-                and g.gateway_ok is not null) as gateway_answered,
-        countIf(g.finished and g.outcome not in ('cancelled', 'lost') and g.gateway_ok)
-            as gateway_ok
+        sum(g.finished) as finished, sum(g.success) as success, sum(g.degraded) as degraded,
+        sum(g.failed) as failed, sum(g.budget_exhausted) as budget_exhausted,
+        sum(g.rejected) as rejected, sum(g.lost) as lost, sum(g.cancelled) as cancelled,
+        sum(g.in_progress) as in_progress, sum(g.gateway_answered) as gateway_answered,
+        sum(g.gateway_ok) as gateway_ok
     from grouped as g
     group by g.grp
 ),
 hist as (
-    -- task duration and budget use of finished tasks whose root ended, as exponential-histogram
-    -- buckets (scale 5): the same buckets as DuckDB's rollups (collector/store/rollups.py)
-    select grp, metric, {{hist_bucket}} as bucket, count() as count
-    from (
-        select grp, 'latency_ms' as metric, duration_ms as value, finished, outcome
-        from grouped
-        union all
-        select grp, 'budget_used', budget_used_ratio, finished, outcome
-        from grouped
-    )
-    where finished and outcome not in ('cancelled', 'lost') and value is not null
-    group by grp, metric, bucket
+    -- the same buckets as DuckDB's rollups (collector/store/rollups.py), summed per group
+    select h.grp as grp, h.metric as metric, h.bucket as bucket, sum(h.count) as count
+    from grouped_hist as h
+    group by h.grp, h.metric, h.bucket
 ),
 probs as (
     select *

@@ -1,6 +1,5 @@
 window_tasks as (
-    -- the window's tasks: a finished one by its end, one in progress by its start. Over the
-    -- tasks table: ClickHouse has no rollups yet, so roll_lo/roll_hi are not used.
+    -- the window's tasks (list_tasks): a finished one by its end, one in progress by its start
     select *
     from tasks
     where (finished and end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}

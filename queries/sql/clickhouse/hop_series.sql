@@ -1,19 +1,23 @@
 -- queries.hops.hop_series: the busiest hops, bucket by bucket of step_ns (a span falls in the
--- bucket holding its end). Over hop_spans (no hop rollups on ClickHouse yet).
-with {{window_spans}},
+-- bucket holding its end). Whole minutes from the rollups where every bucket holds whole
+-- minutes (queries/rollup.py split_series), the rest from hop_spans.
+with {{raw_spans}}, {{hop_rows}}, {{hop_hist}},
 per_bucket as (
     -- columns read as w.*: unqualified names would be this select's own aliases
-    select w.grp as grp, count() as calls,
-        countIf(coalesce(w.is_error, false)) as errors,
-        countIf(coalesce(w.error_type = 'timeout', false)) as timeouts,
-        countIf(coalesce(w.error_type = 'rate_limited', false)) as rate_limited
-    from window_spans as w
-    group by w.grp
+    select ({start_ns:Int64} + intDiv(w.t_ns - {start_ns:Int64}, {step_ns:Int64})
+            * {step_ns:Int64}, w.hop_kind, w.hop_name) as grp,
+        sum(w.calls) as calls, sum(w.errors) as errors, sum(w.timeouts) as timeouts,
+        sum(w.rate_limited) as rate_limited
+    from hop_rows as w
+    group by grp
+    having sum(w.calls) > 0
 ),
 hist as (
-    select grp, 'latency_ms' as metric, {{hist_bucket}} as bucket, count() as count
-    from (select grp, duration_ms as value from window_spans)
-    where value is not null
+    select ({start_ns:Int64} + intDiv(h.t_ns - {start_ns:Int64}, {step_ns:Int64})
+            * {step_ns:Int64}, h.hop_kind, h.hop_name) as grp,
+        h.metric as metric, h.bucket as bucket, sum(h.count) as count
+    from hop_hist as h
+    where h.metric = 'latency_ms'
     group by grp, metric, bucket
 ),
 probs as (

@@ -1,21 +1,20 @@
 -- queries.hops.hop_stats: how is each hop doing over the spans that ended in the window?
--- Over hop_spans (no hop rollups on ClickHouse yet: roll_lo/roll_hi are not used).
-with {{window_spans}},
+with {{raw_spans}}, {{hop_rows}}, {{hop_hist}},
 per_hop as (
-    -- columns read as w.*: unqualified names would be this select's own aliases; a logical
-    -- call counts at its first attempt, as in DuckDB's _hop_rows.sql
-    select w.grp as grp, count() as calls,
-    {{hop_call_counts}}
-    from window_spans as w
-    group by w.grp
+    -- columns read as w.*: unqualified names would be this select's own aliases
+    select (w.hop_kind, w.hop_name) as grp, sum(w.calls) as calls,
+        sum(w.logical_calls) as logical_calls, sum(w.errors) as errors,
+        sum(w.timeouts) as timeouts, sum(w.rate_limited) as rate_limited,
+        sum(w.circuit_open) as circuit_open, sum(w.input_tokens) as input_tokens,
+        sum(w.output_tokens) as output_tokens
+    from hop_rows as w
+    group by grp
+    having sum(w.calls) > 0
 ),
 hist as (
-    -- both metrics from one read of the window (an array join, not a union of two reads)
-    select grp, metric, {{hist_bucket}} as bucket, count() as count
-    from (select grp, m.1 as metric, m.2 as value
-          from window_spans
-          array join [('latency_ms', duration_ms), ('ttft_ms', ttft_ms)] as m)
-    where value is not null
+    select (h.hop_kind, h.hop_name) as grp, h.metric as metric, h.bucket as bucket,
+        sum(h.count) as count
+    from hop_hist as h
     group by grp, metric, bucket
 ),
 probs as (

@@ -1,19 +1,18 @@
 -- queries.root_causes.root_causes: which first failing hops caused the blamed tasks? (Pareto)
--- Over the tasks table (no rollups on ClickHouse yet: the roll_lo/roll_hi split is not used).
-with per_cause as (
+with {{raw_tasks}}, {{cause_rows}},
+per_cause as (
+    -- columns read as c.*: unqualified names would be this select's own aliases
     select
-        ffh_kind, ffh_name, ffh_reason,
-        count() as tasks,
-        sum(round(coalesce(duration_ms, 0) * 1000)) / 1e6 as seconds_lost,
-        countIf(outcome = 'failed') as failed,
-        countIf(outcome = 'degraded') as degraded,
-        countIf(outcome = 'budget_exhausted') as budget_exhausted,
-        countIf(outcome = 'rejected') as rejected
-    from tasks
-    where finished and outcome in ('failed', 'degraded', 'budget_exhausted', 'rejected')
-      and end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}
-{{task_filters}}
-    group by ffh_kind, ffh_name, ffh_reason
+        c.ffh_kind as ffh_kind, c.ffh_name as ffh_name, c.ffh_reason as ffh_reason,
+        sum(c.tasks) as tasks,
+        sum(c.lost_us) / 1e6 as seconds_lost,
+        sum(c.failed) as failed,
+        sum(c.degraded) as degraded,
+        sum(c.budget_exhausted) as budget_exhausted,
+        sum(c.rejected) as rejected
+    from cause_rows as c
+    group by c.ffh_kind, c.ffh_name, c.ffh_reason
+    having sum(c.tasks) > 0
 ),
 ranked as (
     select *,

@@ -1,8 +1,12 @@
 -- queries.sla.sla_by: how did the tasks fare per {{dimension}} (a whitelisted column)?
-with {{window_tasks}},
+with {{raw_tasks}}, {{task_rows}}, {{task_hist}},
 grouped as (
     select {{dimension}} as grp, *
-    from window_tasks
+    from task_rows
+),
+grouped_hist as (
+    select {{dimension}} as grp, *
+    from task_hist
 ),
 {{sla_grouped}}
 select *

@@ -1,8 +1,12 @@
 -- queries.sla.sla_totals: how did the tasks of the window fare, all together? One row.
-with {{window_tasks}},
+with {{raw_tasks}}, {{task_rows}}, {{task_hist}},
 grouped as (
     select 1 as grp, *
-    from window_tasks
+    from task_rows
+),
+grouped_hist as (
+    select 1 as grp, *
+    from task_hist
 ),
 {{sla_grouped}}
 select groups.grp as grp, sla.* except (grp)

@@ -1,0 +1,237 @@
+"""Per-minute rollups on ClickHouse, kept by the materializer and idempotent under replays.
+
+The same tables, keys, counts and exponential histograms (scale 5) as DuckDB's rollups
+(collector/store/rollups.py: `task_minutes`, `task_histograms`, `cause_minutes`,
+`hop_minutes`, `hop_histograms`), so both engines give the same answers. What differs is how
+they are kept (docs/scale-out.md, Rollups): each shard *re-aggregates* the minutes a pass
+touched from the stored rows of its own traces and writes one row per (minute, shard, key)
+into a `ReplacingMergeTree(version, is_deleted)`; a key that vanished from a minute (a task
+re-judged into another outcome or minute) is written as a deleted row. A rollup row is thus a
+pure function of the stored tasks and `hop_spans` rows, so a replayed pass (a crash before the
+watermark moved) rewrites the same rows: the minutes every attempt of a pass touched are
+journaled before its first insert, and each attempt re-aggregates all of them. Readers sum the
+FINAL rows over shards.
+
+Task rows are keyed by task id, so "the tasks of a minute" are found through
+`agentsla_task_minutes_index` (minute, task id: every minute a task was ever counted at,
+written before its task row), and kept only where the task's current row counts there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from agentsla.collector.store import rollups as duck
+# the conditions DuckDB's rollups count by: one definition for both engines
+from agentsla.collector.store.rollups import _BLAMED, _HOP_COUNTS, _RATED
+
+MINUTE_NS = duck.MINUTE_NS
+#: the minute a task counts in: its end once finished, else its start (DuckDB's _TASK_MINUTE)
+TASK_MINUTE = (f"intDiv(assumeNotNull(if(finished, end_ns, start_ns)), {MINUTE_NS}) "
+               f"* {MINUTE_NS}")
+SPAN_MINUTE = f"intDiv(end_ns, {MINUTE_NS}) * {MINUTE_NS}"
+#: the exponential-histogram bucket of `value` (queries/sql/clickhouse/_hist_bucket.sql)
+BUCKET = (f"if(value = 0, {duck.ZERO_BUCKET}, toInt32(ceil(log2(value) * {2 ** duck.SCALE}))"
+          f" - 1)")
+TASK, SPAN = "task", "span"
+
+
+@dataclass(frozen=True)
+class ChRollup:
+    """One rollup table: DuckDB's definition, and the per-row select of its contributions."""
+
+    duck: duck.Rollup
+    source: str  # TASK (rows of `tasks`) or SPAN (rows of `hop_spans`)
+    #: select list over one source row: keys (after minute_ns) then `v_<value>` columns
+    per_row: str
+    where: str = "true"
+    #: an ARRAY JOIN of (metric, value, factor) tuples, for histograms
+    array_join: str = ""
+
+    @property
+    def table(self) -> str:
+        return f"agentsla_{self.duck.table}"
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.duck.keys[1:]
+
+    def ddl(self, database: str) -> str:
+        """Return the create statement of the stored table and of its view (one per shard
+        and key summed by readers)."""
+        kinds = [f"{k} {'Int32' if k == 'bucket' else 'Nullable(String)'}" for k in self.keys]
+        kinds += [f"{v} {'Float64' if t == 'DOUBLE' else 'Int64'}"
+                  for v, t in self.duck.value_types().items()]
+        return (f"create table if not exists {database}.{self.table} (minute_ns Int64, "
+                f"shard String, {', '.join(kinds)}, version UInt64, is_deleted UInt8) "
+                f"ENGINE = ReplacingMergeTree(version, is_deleted) "
+                f"ORDER BY (minute_ns, shard, {', '.join(self.keys)}) "
+                f"SETTINGS allow_nullable_key = 1")
+
+    def view_ddl(self, database: str) -> str:
+        return (f"create view if not exists {database}.{self.duck.table} as select * except "
+                f"(version, is_deleted) from {database}.{self.table} final")
+
+    def aggregate(self, src: str) -> str:
+        """Return the select of what the rows of `src` add, per minute and key (columns
+        minute_ns, keys, v_<value>)."""
+        minute = TASK_MINUTE if self.source == TASK else SPAN_MINUTE
+        keys = ", ".join(self.keys)
+        sums = ", ".join(f"sum(v_{v}) as v_{v}" for v in self.duck.values)
+        return (f"select minute_ns, {keys}, {sums} from (select {minute} as minute_ns, "
+                f"{self.per_row} from {src} {self.array_join} where {self.where}) "
+                f"group by minute_ns, {keys}")
+
+    def refresh(self, database: str, src: str) -> str:
+        """Return the insert that rewrites the touched minutes ({minutes:Array(Int64)}) of
+        shard {shard:String} from `src`, a deleted row for each key no longer there."""
+        keys = ", ".join(self.keys)
+        values = self.duck.values
+        zeros = ", ".join(f"0 as v_{v}" for v in values)
+        gone = " and ".join(f"v_{v} = 0" for v in values)
+        return (f"insert into {database}.{self.table} (minute_ns, shard, {keys}, "
+                f"{', '.join(values)}, version, is_deleted) select minute_ns, {{shard:String}}, "
+                f"{keys}, {', '.join(f'v_{v}' for v in values)}, {{version:UInt64}}, {gone} "
+                f"from (select minute_ns, {keys}, "
+                f"{', '.join(f'sum(v_{v}) as v_{v}' for v in values)} from ("
+                f"{self.aggregate(src)} union all select minute_ns, {keys}, {zeros} from "
+                f"{database}.{self.table} final where shard = {{shard:String}} and minute_ns in "
+                f"{{minutes:Array(Int64)}}) group by minute_ns, {keys})")
+
+
+def _counts(conditions: dict[str, str]) -> str:
+    return ", ".join(f"toInt64(coalesce({cond}, false)) as v_{name}"
+                     for name, cond in conditions.items())
+
+
+def _histogram(metrics: dict[str, tuple[str, int]]) -> str:
+    """ARRAY JOIN of metric name -> (value column, factor to millionths of the exposed unit)."""
+    tuples = ", ".join(f"('{m}', toNullable(toFloat64({v})), {f})" for m, (v, f) in
+                       metrics.items())
+    return f"array join [{tuples}] as m"
+
+
+_TASK_KEYS = "task_type, tenant_id, service_name, agent"
+_HIST_VALUES = ("m.1 as metric, "
+                f"{BUCKET.replace('value', 'm.2')} as bucket, 1 as v_count, "
+                "toInt64(round(m.2 * m.3)) as v_sum_e6")
+TASKS = ChRollup(duck.TASKS, TASK, f"{_TASK_KEYS}, {_counts(duck.TASK_COUNTS)}")
+TASK_HISTOGRAMS = ChRollup(
+    duck.TASK_HISTOGRAMS, TASK, f"{_TASK_KEYS}, {_HIST_VALUES}",
+    f"({_RATED}) and m.2 is not null",
+    _histogram({"latency_ms": ("duration_ms", duck._MS_E6),
+                "budget_used": ("budget_used_ratio", 10**6)}))
+CAUSES = ChRollup(
+    duck.CAUSES, TASK,
+    "task_type, tenant_id, service_name, ffh_kind, ffh_name, ffh_reason, 1 as v_tasks, "
+    "round(coalesce(duration_ms, 0) * 1000) as v_lost_us, "
+    + _counts({o: f"outcome = '{o}'" for o in ("failed", "degraded", "budget_exhausted",
+                                                "rejected")}), _BLAMED)
+HOPS = ChRollup(duck.HOPS, SPAN, "hop_kind, hop_name, " + _counts(_HOP_COUNTS)
+                + ", coalesce(input_tokens, 0) as v_input_tokens, "
+                "coalesce(output_tokens, 0) as v_output_tokens")
+HOP_HISTOGRAMS = ChRollup(
+    duck.HOP_HISTOGRAMS, SPAN, f"hop_kind, hop_name, {_HIST_VALUES}", "m.2 is not null",
+    _histogram({"latency_ms": ("duration_ms", duck._MS_E6), "ttft_ms": ("ttft_ms", duck._MS_E6)}))
+ROLLUPS = (TASKS, TASK_HISTOGRAMS, CAUSES, HOPS, HOP_HISTOGRAMS)
+
+
+def ddl(database: str) -> list[str]:
+    """Return the statements creating the rollups, their views, the minute index and the
+    journal of the minutes each pass touches."""
+    return [*(r.ddl(database) for r in ROLLUPS), *(r.view_ddl(database) for r in ROLLUPS),
+            # every minute a task was ever counted at (a superset: readers check the row)
+            f"create table if not exists {database}.agentsla_task_minutes_index (minute_ns "
+            f"Int64, shard String, task_id String CODEC(ZSTD(1))) ENGINE = "
+            f"ReplacingMergeTree ORDER BY (minute_ns, shard, task_id)",
+            # the minutes a pass (shard, its starting watermark) re-aggregates, written before
+            # its first insert, so a replay re-aggregates what a crashed attempt touched
+            f"create table if not exists {database}.agentsla_rollup_journal (shard String, "
+            f"pass_ns Int64, source String, minute_ns Int64) ENGINE = ReplacingMergeTree "
+            f"ORDER BY (shard, pass_ns, source, minute_ns) "
+            f"TTL toDateTime(intDiv(pass_ns, 1000000000)) + INTERVAL 7 DAY"]
+
+
+def task_minute(row: dict[str, Any]) -> int:
+    """Return the minute a task row counts in (TASK_MINUTE in Python)."""
+    at = row["end_ns"] if row["finished"] else row["start_ns"]
+    return at // MINUTE_NS * MINUTE_NS
+
+
+def stored_task_minutes(runner: Any, database: str, task_ids: Iterable[str]) -> set[int]:
+    """Return the minutes the stored rows of these tasks count in (before a pass rewrites
+    them)."""
+    ids = sorted(task_ids)
+    if not ids:
+        return set()
+    return {r["minute_ns"] for r in runner.arrow(
+        f"select {TASK_MINUTE} as minute_ns from {database}.tasks where task_id in "
+        "{ids:Array(String)}", {"ids": ids}).to_pylist()}
+
+
+def journal(runner: Any, database: str, shard: str, pass_ns: int,
+            touched: dict[str, set[int]]) -> dict[str, set[int]]:
+    """Record the minutes this attempt of the pass touches; return them with those of every
+    earlier attempt of the same pass (a crashed one left rollups half-written there)."""
+    runner.insert(f"{database}.agentsla_rollup_journal",
+                  [{"shard": shard, "pass_ns": pass_ns, "source": source, "minute_ns": m}
+                   for source, minutes in touched.items() for m in sorted(minutes)])
+    found = runner.arrow(f"select source, minute_ns from {database}.agentsla_rollup_journal "
+                         "where shard = {shard:String} and pass_ns >= {pass:Int64}",
+                         {"shard": shard, "pass": pass_ns}).to_pylist()
+    every: dict[str, set[int]] = {TASK: set(), SPAN: set()}
+    for row in found:
+        every[row["source"]].add(row["minute_ns"])
+    return every
+
+
+def index_tasks(runner: Any, database: str, shard: str, rows: list[dict[str, Any]]) -> None:
+    """Record the minute each task row counts in (call it before the task rows are written)."""
+    runner.insert(f"{database}.agentsla_task_minutes_index",
+                  [{"minute_ns": task_minute(r), "shard": shard, "task_id": r["task_id"]}
+                   for r in rows])
+
+
+def _shard_of(alias: str) -> str:
+    return f"cityHash64({alias}.trace_id) % {{n:UInt64}} = {{k:UInt64}}"
+
+
+def refresh(runner: Any, database: str, shard: Any, minutes: dict[str, set[int]],
+            version: int) -> None:
+    """Re-aggregate the touched minutes of the shard's rollups from its stored rows."""
+    for source, rollups in ((TASK, (TASKS, TASK_HISTOGRAMS, CAUSES)),
+                            (SPAN, (HOPS, HOP_HISTOGRAMS))):
+        touched = sorted(minutes.get(source, ()))
+        if not touched:
+            continue
+        if source == TASK:
+            src = (f"(select * from {database}.tasks as t where t.task_id in (select task_id "
+                   f"from {database}.agentsla_task_minutes_index where minute_ns in "
+                   f"{{minutes:Array(Int64)}}) and {_shard_of('t')} and "
+                   f"{TASK_MINUTE} in {{minutes:Array(Int64)}})")
+        else:
+            src = (f"(select * from {database}.hop_spans as s where s.end_ns >= {{lo:Int64}} "
+                   f"and s.end_ns < {{hi:Int64}} and {SPAN_MINUTE} in {{minutes:Array(Int64)}}"
+                   f" and {_shard_of('s')})")
+        params = {"shard": str(shard), "k": shard.index, "n": shard.count, "version": version,
+                  "minutes": touched, "lo": touched[0], "hi": touched[-1] + MINUTE_NS}
+        for rollup in rollups:
+            runner.execute(rollup.refresh(database, src), params)
+
+
+def rebuild(runner: Any, database: str, shard: Any) -> None:
+    """Fill the shard's rollups and minute index from every stored row (a store materialized
+    before the rollups existed, or generated by bench/clickhouse.py), at version 0."""
+    runner.execute(f"insert into {database}.agentsla_task_minutes_index select {TASK_MINUTE}, "
+                   f"{{shard:String}}, task_id from {database}.tasks as t where {_shard_of('t')}",
+                   {"shard": str(shard), "k": shard.index, "n": shard.count})
+    for rollup in ROLLUPS:
+        table = "tasks" if rollup.source == TASK else "hop_spans"
+        agg = rollup.aggregate(f"(select * from {database}.{table} as x where {_shard_of('x')})")
+        values = ", ".join(rollup.duck.values)
+        runner.execute(f"insert into {database}.{rollup.table} (minute_ns, shard, "
+                       f"{', '.join(rollup.keys)}, {values}, version, is_deleted) select "
+                       f"minute_ns, {{shard:String}}, {', '.join(rollup.keys)}, "
+                       f"{', '.join(f'v_{v}' for v in rollup.duck.values)}, 0, 0 from ({agg})",
+                       {"shard": str(shard), "k": shard.index, "n": shard.count})

@@ -1,1 +1,0 @@
-s.hop_kind, s.hop_name

@@ -1,0 +1,17 @@
+task_hist as (
+    -- task duration (latency_ms) and budget use (budget_used) of finished tasks whose root
+    -- ended (cancelled and lost excluded), as exponential-histogram buckets at t_ns: per
+    -- minute and shard from task_histograms, per task from raw_tasks
+    select minute_ns as t_ns, task_type, tenant_id, service_name, agent, metric, bucket, count
+    from task_histograms
+    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+{{task_filters}}
+    union all
+    select t_ns, task_type, tenant_id, service_name, agent, metric, {{hist_bucket}} as bucket,
+        1 as count
+    from (select t_ns, task_type, tenant_id, service_name, agent, m.1 as metric, m.2 as value,
+                 finished, outcome
+          from raw_tasks
+          array join [('latency_ms', duration_ms), ('budget_used', budget_used_ratio)] as m)
+    where finished and outcome not in ('cancelled', 'lost') and value is not null
+)
