@@ -11,7 +11,8 @@ task.type of 4, tenant.id of 50, a 30 s budget) over an agent span over four mod
 tasks fail: their second tool call times out (error.type timeout) and the root ends in ERROR.
 What the materializer writes for those spans is generated too, in its output shape and
 consistent with the spans *by construction* (one materializer core would need hours for 100M
-spans): task rows, span facts, task traces and hop_spans rows. The slice the materializer then
+spans): task rows, span facts, task traces and hop_spans rows; the rollups are then built from
+those rows (`rollups.rebuild`, as shard 0/1). The slice the materializer then
 really judges checks that construction: the share of its task rows, and of its span facts and
 hop_spans rows, equal to the constructed ones is printed.
 
@@ -46,6 +47,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
@@ -184,6 +186,9 @@ def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
         runner.arrow(sql, {k: v for k, v in params.items() if "{" + k + ":" in sql})
         took[name] = time.perf_counter() - start
         took[f"{name}_cpu"] = time.process_time() - cpu
+    start, cpu = time.perf_counter(), time.process_time()
+    rollups.rebuild(runner, "default", Shard(0, 1))  # what the passes would have kept
+    took["rollups"], took["rollups_cpu"] = time.perf_counter() - start, time.process_time() - cpu
     return took
 
 
@@ -228,7 +233,8 @@ def _span_rows(runner, task_ids: list[str]) -> dict:
     return out
 
 
-def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) -> dict:
+def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int,
+                   only: set[str] | None = None) -> dict:
     """Wall seconds (median, max over `repeat`) of each question over the 24 h window."""
     hour = 3600 * NS
     rng = random.Random(7)
@@ -248,6 +254,8 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int) 
     }
     out = {}
     for name, ask in questions.items():
+        if only and name not in only:
+            continue
         runs, cpus = [], []
         for _ in range(repeat):
             start, cpu = time.perf_counter(), time.process_time()
@@ -286,6 +294,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slice-minutes", type=float, default=10.0,
                         help="span time the materializer judges")
+    parser.add_argument("--questions", help="comma-separated names of the questions to time "
+                        "(default: all), e.g. sla_totals,hop_stats")
     args = parser.parse_args()
     path = Path(args.path or tempfile.mkdtemp(prefix="agentsla-chbench-"))
     now = time.time_ns()
@@ -306,7 +316,8 @@ def main() -> None:
               f"{mat['constructed_span_rows_confirmed']}", flush=True)
         print("questions over 24 h:", flush=True)
         questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
-                                   args.spans // SPANS_PER_TASK)
+                                   args.spans // SPANS_PER_TASK,
+                                   set(args.questions.split(",")) if args.questions else None)
         disk = storage(runner)
         for table, row in disk["tables"].items():
             print(f"  {table:22s} {row['rows']:>12,} rows {row['bytes'] / 2**20:9.1f} MiB "

@@ -88,16 +88,17 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         rollups.SPAN: set(pc.unique(pc.multiply(pc.divide(judged["end_ns"], rollups.MINUTE_NS),
                                                 rollups.MINUTE_NS)).to_pylist())})
     rollups.index_tasks(runner, database, str(shard), tasks)
-    runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
-    runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
-    # a trace first keyed by its own id joined its declared task: drop the old rows
+    # a trace first keyed by its own id joined its declared task: drop the old rows. Span
+    # facts go last: they tell a replay which traces moved (before them, it moves them again)
+    tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
+    runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
     runner.insert(f"{database}.agentsla_task_traces",
                   [{"task_id": task, "trace_id": trace, "version": now_ns}
                    for task in by_task for trace in sorted(task_traces[task])]
                   + [{"task_id": t, "trace_id": t, "version": now_ns, "is_deleted": 1}
                      for t in moved])
-    tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
-    runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
+    runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
+    runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
     rollups.refresh(runner, database, shard, touched, now_ns)
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])

@@ -148,9 +148,9 @@ def ddl(database: str) -> list[str]:
             # the minutes a pass (shard, its starting watermark) re-aggregates, written before
             # its first insert, so a replay re-aggregates what a crashed attempt touched
             f"create table if not exists {database}.agentsla_rollup_journal (shard String, "
-            f"pass_ns Int64, source String, minute_ns Int64) ENGINE = ReplacingMergeTree "
-            f"ORDER BY (shard, pass_ns, source, minute_ns) "
-            f"TTL toDateTime(intDiv(pass_ns, 1000000000)) + INTERVAL 7 DAY"]
+            f"pass_ns Int64, source String, minute_ns Int64, written DateTime DEFAULT now()) "
+            f"ENGINE = ReplacingMergeTree ORDER BY (shard, pass_ns, source, minute_ns) "
+            f"TTL written + INTERVAL 7 DAY"]  # a replay comes within minutes
 
 
 def task_minute(row: dict[str, Any]) -> int:
@@ -180,7 +180,7 @@ def journal(runner: Any, database: str, shard: str, pass_ns: int,
     found = runner.arrow(f"select source, minute_ns from {database}.agentsla_rollup_journal "
                          "where shard = {shard:String} and pass_ns >= {pass:Int64}",
                          {"shard": shard, "pass": pass_ns}).to_pylist()
-    every: dict[str, set[int]] = {TASK: set(), SPAN: set()}
+    every = {source: set(minutes) for source, minutes in touched.items()}
     for row in found:
         every[row["source"]].add(row["minute_ns"])
     return every

@@ -1,0 +1,156 @@
+"""ClickHouse rollups over chdb: re-judged tasks move between minutes and outcomes, and a pass
+replayed after a crash between any two of its inserts leaves the rollups (and every answer) as
+one clean pass does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.queries import hops, root_causes, sla
+from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore
+from test_clickhouse_store import CONFIG, MS, T0, _now, _row, _store
+
+MINUTE_MS = 60_000
+M0 = 20_000  # ms after T0 where a minute starts (T0 is 40 s into its minute)
+M0_NS = _now(M0)
+LATE = replace(CONFIG, late_window=120.0)  # the second pass re-reads the first pass's spans
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    """One chdb session for the module (chdb allows one path per process)."""
+    made = ChdbRunner(str(tmp_path_factory.mktemp("chdb")))
+    yield made
+    made.close()
+
+
+def _first_spans() -> list[dict]:
+    """Minute 0: a child without its root (trace 1, in progress from 10 s), task b finished
+    at 30 s (success), children of a trace naming no task (trace 3, in progress from 40 s)."""
+    return [_row(1, 2, 1, M0 + 10_000, M0 + 20_000, gen_ai__operation__name="chat",
+                 gen_ai__request__model="m"),
+            _row(2, 1, None, M0 + 5_000, M0 + 30_000, task__id="b"),
+            _row(3, 2, 1, M0 + 40_000, M0 + 50_000)]
+
+
+def _second_spans() -> list[dict]:
+    """Trace 1's root ends in minute 1 (its task moves there, finished); b's late child fell
+    back (b turns degraded, same minute); trace 3's root declares task c, ending in minute 1
+    (the task keyed by the trace id vanishes)."""
+    return [_row(1, 1, None, M0, M0 + 90_000),
+            _row(2, 2, 1, M0 + 10_000, M0 + 28_000, fallback__used="true"),
+            _row(3, 1, None, M0 + 35_000, M0 + 100_000, task__id="c")]
+
+
+def _minutes(runner, database: str) -> list[tuple]:
+    return [tuple(r.values()) for r in runner.arrow(
+        f"select minute_ns, sum(finished), sum(success), sum(degraded), sum(in_progress), "
+        f"count() from {database}.task_minutes group by minute_ns order by minute_ns",
+        {}).to_pylist()]
+
+
+def test_re_judged_tasks_move_between_minutes_and_outcomes(runner):
+    url = _store(runner, "moves")
+    runner.insert("moves.otel_traces", _first_spans())
+    run_pass(runner, "moves", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    # (minute, finished, success, degraded, in progress, rows): b, and two in progress
+    assert _minutes(runner, "moves") == [(M0_NS, 1, 1, 0, 2, 1)]
+    runner.insert("moves.otel_traces", _second_spans())
+    run_pass(runner, "moves", url.table, Shard(0, 1), LATE, _now(M0 + 130_000))
+    # minute 0 keeps b, now degraded; trace 1's task and c finished in minute 1
+    assert _minutes(runner, "moves") == [(M0_NS, 1, 0, 1, 0, 1),
+                                         (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0, 1)]
+    hop = {(r["minute_ns"], r["hop_name"]): r["calls"] for r in runner.arrow(
+        "select minute_ns, hop_name, calls from moves.hop_minutes", {}).to_pylist()}
+    # roots end at 30 s (b, minute 0), 90 s and 100 s (minute 1); children at 20, 28, 50 s
+    assert hop == {(M0_NS, "POST /ask"): 1, (M0_NS + MINUTE_MS * MS, "POST /ask"): 2,
+                   (M0_NS, "m"): 1, (M0_NS, "chat"): 2}
+
+
+class Crash(RuntimeError):
+    """The injected failure."""
+
+
+class CrashingRunner:
+    """A runner whose writes fail once `after` writes naming `table` went through."""
+
+    def __init__(self, runner, table: str, after: int = 1) -> None:
+        self._runner, self._table, self._left = runner, table, after
+
+    def arrow(self, sql, params):
+        return self._runner.arrow(sql, params)
+
+    def execute(self, sql, params=None):
+        self._write(sql)
+        self._runner.execute(sql, params)
+        self._count(sql)
+
+    def insert(self, table, rows):
+        self._write(table)
+        self._runner.insert(table, rows)
+        self._count(table)
+
+    def insert_arrow(self, table, data):
+        self._write(table)
+        self._runner.insert_arrow(table, data)
+        self._count(table)
+
+    def _write(self, what: str) -> None:
+        if self._left <= 0:
+            raise Crash(f"injected crash before {what[:60]}")
+
+    def _count(self, what: str) -> None:
+        if f".{self._table} " in f"{what} " or what.endswith(f".{self._table}"):
+            self._left -= 1
+
+
+#: Where the second pass dies: after its journal, its task rows (the trace-keyed task already
+#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), and
+#: its first rollup rewritten (task_minutes) but not the others.
+CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
+           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1)]
+
+
+def _rollup_rows(runner, database: str) -> dict[str, list]:
+    tables = ("task_minutes", "task_histograms", "cause_minutes", "hop_minutes",
+              "hop_histograms")
+    return {t: runner.arrow(f"select * from {database}.{t} order by all", {}).to_pylist()
+            for t in tables}
+
+
+def _answers(runner, database: str, raw: bool = False) -> list:
+    """The aggregate questions over three whole minutes (the rollups unless `raw`)."""
+    window = (M0_NS, M0_NS + 3 * MINUTE_MS * MS)
+    store = ClickHouseStore(runner)
+    runner.execute(f"use {database}")  # the questions name their tables unqualified
+    try:
+        return [sla.sla_totals(store, *window, raw=raw),
+                sla.sla_by(store, *window, "task_type", raw=raw),
+                hops.hop_stats(store, *window, raw=raw),
+                root_causes.root_causes(store, *window, raw=raw)]
+    finally:
+        runner.execute("use default")
+
+
+@pytest.mark.parametrize("table, after", CRASHES)
+def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, after):
+    clean, crashed = f"clean_{table}", f"crashed_{table}"
+    for database in (clean, crashed):
+        url = _store(runner, database)
+        runner.insert(f"{database}.otel_traces", _first_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+        runner.insert(f"{database}.otel_traces", _second_spans())
+    with pytest.raises(Crash):
+        run_pass(CrashingRunner(runner, table, after), crashed, url.table, Shard(0, 1), LATE,
+                 _now(M0 + 130_000))
+    for database in (crashed, clean):  # the restarted worker replays; the other runs once
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 131_000))
+    assert _rollup_rows(runner, crashed) == _rollup_rows(runner, clean)
+    assert _minutes(runner, crashed) == [(M0_NS, 1, 0, 1, 0, 1),
+                                         (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0, 1)]
+    # over the rollups (whole minutes) as over raw rows, and as the clean store answers
+    assert _answers(runner, crashed) == _answers(runner, clean) \
+        == _answers(runner, crashed, raw=True)
