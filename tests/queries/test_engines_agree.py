@@ -512,12 +512,14 @@ def test_alert_context_agrees(duck, house):
             MetricSource(duck, config).context(labels, 3600, WINDOW[1])
 
 
-MINUTE = 60 * SECOND
+MINUTE, HOUR = 60 * SECOND, 3600 * SECOND
 #: Windows the rollups answer (T0 is 40 s into its minute, the corpus ends 5 s after T0): the
-#: corpus in a whole minute, in the partial first minute of a window starting 2 s after T0
-#: (raw edges around whole minutes), and a series of whole ten-minute buckets.
-ROLLED = [(T0 // MINUTE * MINUTE, T0 // MINUTE * MINUTE + 3600 * SECOND),
-          (T0 + 2 * SECOND, T0 + 3600 * SECOND)]
+#: corpus in a whole minute, in a whole hour (the hour tier), in the partial first minute of a
+#: window starting 2 s after T0 (raw edges around whole minutes), and a series of whole
+#: ten-minute buckets.
+ROLLED = [(T0 // MINUTE * MINUTE, T0 // MINUTE * MINUTE + HOUR),
+          (T0 // HOUR * HOUR, T0 // HOUR * HOUR + 2 * HOUR),
+          (T0 + 2 * SECOND, T0 + HOUR)]
 ROLLED_SERIES = (T0 // MINUTE * MINUTE, T0 // MINUTE * MINUTE + 3600 * SECOND, 600 * SECOND)
 
 
@@ -538,11 +540,14 @@ def test_rollup_answers_agree_with_duckdb_and_with_raw_rows(duck, house, window)
         assert _close(rolled, ask(duck)) and _close(rolled, ask(house, raw=True))
 
 
-def test_the_rollups_hold_the_corpus_minute(chdb_runner):
-    """The story by hand: five finished tasks and one minute of the hops, one shard's rows."""
-    got = chdb_runner.arrow("select shard, sum(finished) as finished, sum(success) as success "
-                            "from default.task_minutes group by shard", {}).to_pylist()
+@pytest.mark.parametrize("tier, unit", [("", MINUTE), ("_hourly", HOUR)])
+def test_the_rollups_hold_the_corpus_minute(chdb_runner, tier, unit):
+    """The story by hand: five finished tasks and one minute (hour) of the hops, one shard's
+    rows."""
+    got = chdb_runner.arrow(f"select shard, sum(finished) as finished, sum(success) as success "
+                            f"from default.task_minutes{tier} group by shard", {}).to_pylist()
     assert got == [{"shard": "0/1", "finished": 5, "success": 2}]
-    gpt = chdb_runner.arrow("select minute_ns, calls, logical_calls from default.hop_minutes "
-                            "where hop_name = 'gpt-4o'", {}).to_pylist()
-    assert gpt == [{"minute_ns": T0 // MINUTE * MINUTE, "calls": 4, "logical_calls": 3}]
+    gpt = chdb_runner.arrow(f"select minute_ns, calls, logical_calls from "
+                            f"default.hop_minutes{tier} where hop_name = 'gpt-4o'",
+                            {}).to_pylist()
+    assert gpt == [{"minute_ns": T0 // unit * unit, "calls": 4, "logical_calls": 3}]

@@ -51,27 +51,32 @@ class ChRollup:
 
     @property
     def table(self) -> str:
+        """The stored minute tier."""
         return f"agentsla_{self.duck.table}"
 
     @property
     def keys(self) -> tuple[str, ...]:
         return self.duck.keys[1:]
 
-    def ddl(self, database: str) -> str:
-        """Return the create statement of the stored table and of its view (one per shard
-        and key summed by readers)."""
+    def tiers(self) -> tuple[str, str]:
+        """Return the stored tables: the minute tier and the hour tier (minute_ns holding the
+        hour: a day is 24 rows a key instead of 1440, as on DuckDB)."""
+        return self.table, self.table + duck.HOURLY
+
+    def ddl(self, database: str) -> list[str]:
+        """Return the create statements of both tiers and of their views (the FINAL rows;
+        readers sum them over shards)."""
         kinds = [f"{k} {'Int32' if k == 'bucket' else 'Nullable(String)'}" for k in self.keys]
         kinds += [f"{v} {'Float64' if t == 'DOUBLE' else 'Int64'}"
                   for v, t in self.duck.value_types().items()]
-        return (f"create table if not exists {database}.{self.table} (minute_ns Int64, "
-                f"shard String, {', '.join(kinds)}, version UInt64, is_deleted UInt8) "
-                f"ENGINE = ReplacingMergeTree(version, is_deleted) "
-                f"ORDER BY (minute_ns, shard, {', '.join(self.keys)}) "
-                f"SETTINGS allow_nullable_key = 1")
-
-    def view_ddl(self, database: str) -> str:
-        return (f"create view if not exists {database}.{self.duck.table} as select * except "
-                f"(version, is_deleted) from {database}.{self.table} final")
+        return [statement for tier in self.tiers() for statement in (
+            f"create table if not exists {database}.{tier} (minute_ns Int64, shard String, "
+            f"{', '.join(kinds)}, version UInt64, is_deleted UInt8) "
+            f"ENGINE = ReplacingMergeTree(version, is_deleted) "
+            f"ORDER BY (minute_ns, shard, {', '.join(self.keys)}) "
+            f"SETTINGS allow_nullable_key = 1",
+            f"create view if not exists {database}.{tier.removeprefix('agentsla_')} as "
+            f"select * except (version, is_deleted) from {database}.{tier} final")]
 
     def aggregate(self, src: str) -> str:
         """Return the select of what the rows of `src` add, per minute and key (columns
@@ -83,20 +88,31 @@ class ChRollup:
                 f"{self.per_row} from {src} {self.array_join} where {self.where}) "
                 f"group by minute_ns, {keys}")
 
-    def refresh(self, database: str, src: str) -> str:
-        """Return the insert that rewrites the touched minutes ({minutes:Array(Int64)}) of
-        shard {shard:String} from `src`, a deleted row for each key no longer there."""
+    def hourly(self, database: str) -> str:
+        """Return the select of the shard's minute rows of the hours {minutes:Array(Int64)}
+        (from {lo:Int64} to {hi:Int64}), summed per hour and key."""
+        keys = ", ".join(self.keys)
+        sums = ", ".join(f"sum({v}) as v_{v}" for v in self.duck.values)
+        return (f"select intDiv(minute_ns, {duck.HOUR_NS}) * {duck.HOUR_NS} as hour_ns, {keys}, "
+                f"{sums} from {database}.{self.table} final where shard = {{shard:String}} "
+                f"and minute_ns >= {{lo:Int64}} and minute_ns < {{hi:Int64}} "
+                f"group by hour_ns, {keys}")
+
+    def refresh(self, database: str, tier: str, aggregate: str) -> str:
+        """Return the insert that rewrites the touched minutes (hours) {minutes:Array(Int64)}
+        of shard {shard:String} in `tier` from `aggregate` (columns minute_ns or hour_ns, keys,
+        v_<value>), a deleted row for each key no longer there."""
         keys = ", ".join(self.keys)
         values = self.duck.values
         zeros = ", ".join(f"0 as v_{v}" for v in values)
         gone = " and ".join(f"v_{v} = 0" for v in values)
-        return (f"insert into {database}.{self.table} (minute_ns, shard, {keys}, "
+        return (f"insert into {database}.{tier} (minute_ns, shard, {keys}, "
                 f"{', '.join(values)}, version, is_deleted) select minute_ns, {{shard:String}}, "
                 f"{keys}, {', '.join(f'v_{v}' for v in values)}, {{version:UInt64}}, {gone} "
                 f"from (select minute_ns, {keys}, "
                 f"{', '.join(f'sum(v_{v}) as v_{v}' for v in values)} from ("
-                f"{self.aggregate(src)} union all select minute_ns, {keys}, {zeros} from "
-                f"{database}.{self.table} final where shard = {{shard:String}} and minute_ns in "
+                f"{aggregate} union all select minute_ns, {keys}, {zeros} from "
+                f"{database}.{tier} final where shard = {{shard:String}} and minute_ns in "
                 f"{{minutes:Array(Int64)}}) group by minute_ns, {keys})")
 
 
@@ -140,7 +156,7 @@ ROLLUPS = (TASKS, TASK_HISTOGRAMS, CAUSES, HOPS, HOP_HISTOGRAMS)
 def ddl(database: str) -> list[str]:
     """Return the statements creating the rollups, their views, the minute index and the
     journal of the minutes each pass touches."""
-    return [*(r.ddl(database) for r in ROLLUPS), *(r.view_ddl(database) for r in ROLLUPS),
+    return [*(statement for r in ROLLUPS for statement in r.ddl(database)),
             # every minute a task was ever counted at (a superset: readers check the row)
             f"create table if not exists {database}.agentsla_task_minutes_index (minute_ns "
             f"Int64, shard String, task_id String CODEC(ZSTD(1))) ENGINE = "
@@ -199,7 +215,8 @@ def _shard_of(alias: str) -> str:
 
 def refresh(runner: Any, database: str, shard: Any, minutes: dict[str, set[int]],
             version: int) -> None:
-    """Re-aggregate the touched minutes of the shard's rollups from its stored rows."""
+    """Re-aggregate the touched minutes of the shard's rollups from its stored rows, then the
+    hours holding them from its minutes."""
     for source, rollups in ((TASK, (TASKS, TASK_HISTOGRAMS, CAUSES)),
                             (SPAN, (HOPS, HOP_HISTOGRAMS))):
         touched = sorted(minutes.get(source, ()))
@@ -214,24 +231,44 @@ def refresh(runner: Any, database: str, shard: Any, minutes: dict[str, set[int]]
             src = (f"(select * from {database}.hop_spans as s where s.end_ns >= {{lo:Int64}} "
                    f"and s.end_ns < {{hi:Int64}} and {SPAN_MINUTE} in {{minutes:Array(Int64)}}"
                    f" and {_shard_of('s')})")
-        params = {"shard": str(shard), "k": shard.index, "n": shard.count, "version": version,
-                  "minutes": touched, "lo": touched[0], "hi": touched[-1] + MINUTE_NS}
+        hours = sorted({m // duck.HOUR_NS * duck.HOUR_NS for m in touched})
+        shard_params = {"shard": str(shard), "k": shard.index, "n": shard.count,
+                        "version": version}
+        by_minute = {**shard_params, "minutes": touched, "lo": touched[0],
+                     "hi": touched[-1] + MINUTE_NS}
+        by_hour = {**shard_params, "minutes": hours, "lo": hours[0],
+                   "hi": hours[-1] + duck.HOUR_NS}
         for rollup in rollups:
-            runner.execute(rollup.refresh(database, src), params)
+            minute_tier, hour_tier = rollup.tiers()
+            runner.execute(rollup.refresh(database, minute_tier, rollup.aggregate(src)),
+                           by_minute)
+            runner.execute(rollup.refresh(database, hour_tier, _hour_as_minute(
+                rollup.hourly(database), rollup)), by_hour)
+
+
+def _hour_as_minute(select: str, rollup: ChRollup) -> str:
+    values = ", ".join(f"v_{v}" for v in rollup.duck.values)
+    return f"select hour_ns as minute_ns, {', '.join(rollup.keys)}, {values} from ({select})"
 
 
 def rebuild(runner: Any, database: str, shard: Any) -> None:
     """Fill the shard's rollups and minute index from every stored row (a store materialized
     before the rollups existed, or generated by bench/clickhouse.py), at version 0."""
+    params = {"shard": str(shard), "k": shard.index, "n": shard.count}
     runner.execute(f"insert into {database}.agentsla_task_minutes_index select {TASK_MINUTE}, "
                    f"{{shard:String}}, task_id from {database}.tasks as t where {_shard_of('t')}",
-                   {"shard": str(shard), "k": shard.index, "n": shard.count})
+                   params)
     for rollup in ROLLUPS:
         table = "tasks" if rollup.source == TASK else "hop_spans"
-        agg = rollup.aggregate(f"(select * from {database}.{table} as x where {_shard_of('x')})")
-        values = ", ".join(rollup.duck.values)
-        runner.execute(f"insert into {database}.{rollup.table} (minute_ns, shard, "
-                       f"{', '.join(rollup.keys)}, {values}, version, is_deleted) select "
-                       f"minute_ns, {{shard:String}}, {', '.join(rollup.keys)}, "
-                       f"{', '.join(f'v_{v}' for v in rollup.duck.values)}, 0, 0 from ({agg})",
-                       {"shard": str(shard), "k": shard.index, "n": shard.count})
+        minute_tier, hour_tier = rollup.tiers()
+        for tier, select, bounds in (
+                (minute_tier, rollup.aggregate(
+                    f"(select * from {database}.{table} as x where {_shard_of('x')})"), {}),
+                (hour_tier, _hour_as_minute(rollup.hourly(database), rollup),
+                 {"lo": -2**63, "hi": 2**63 - 1})):
+            values = ", ".join(rollup.duck.values)
+            runner.execute(f"insert into {database}.{tier} (minute_ns, shard, "
+                           f"{', '.join(rollup.keys)}, {values}, version, is_deleted) select "
+                           f"minute_ns, {{shard:String}}, {', '.join(rollup.keys)}, "
+                           f"{', '.join(f'v_{v}' for v in rollup.duck.values)}, 0, 0 "
+                           f"from ({select})", {**params, **bounds})

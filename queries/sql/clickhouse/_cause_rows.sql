@@ -1,11 +1,13 @@
 cause_rows as (
-    -- blamed tasks at t_ns per first failing hop: per minute and shard from cause_minutes, per
-    -- task from raw_tasks (DuckDB's _cause_rows.sql); lost_us is the tasks' summed duration in
-    -- whole microseconds
+    -- blamed tasks at t_ns per first failing hop: per whole hour or minute and shard from
+    -- cause_minutes(_hourly), per task from raw_tasks (DuckDB's _cause_rows.sql); lost_us is
+    -- the tasks' summed duration in whole microseconds
     select minute_ns as t_ns, ffh_kind, ffh_name, ffh_reason, tasks, lost_us, failed, degraded,
         budget_exhausted, rejected
-    from cause_minutes
-    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+    from (select * from cause_minutes_hourly where {{hourly_range}}
+          union all
+          select * from cause_minutes where {{minute_range}})
+    where true
 {{task_filters}}
     union all
     select r.t_ns, r.ffh_kind, r.ffh_name, r.ffh_reason, 1,

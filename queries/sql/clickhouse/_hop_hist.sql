@@ -1,10 +1,12 @@
 hop_hist as (
     -- hop latency (latency_ms) and time to first token (ttft_ms) as histogram buckets at t_ns:
-    -- per minute and shard from hop_histograms, per span from raw_spans (both metrics from one
-    -- read: an array join, not a union of two reads)
+    -- per whole hour or minute and shard from hop_histograms(_hourly), per span from raw_spans
+    -- (both metrics from one read: an array join, not a union of two reads)
     select minute_ns as t_ns, hop_kind, hop_name, metric, bucket, count
-    from hop_histograms
-    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+    from (select * from hop_histograms_hourly where {{hourly_range}}
+          union all
+          select * from hop_histograms where {{minute_range}})
+    where true
       and ({hop_kind:Nullable(String)} is null or hop_kind = {hop_kind:Nullable(String)})
     union all
     select t_ns, hop_kind, hop_name, metric, {{hist_bucket}} as bucket, 1 as count

@@ -1,11 +1,13 @@
 hop_rows as (
-    -- hop counts at t_ns: per minute and shard from hop_minutes, per span from raw_spans (the
-    -- counts of collector/store/rollups.py HOPS, DuckDB's _hop_rows.sql; a logical call counts
-    -- at its first attempt)
+    -- hop counts at t_ns: per whole hour or minute and shard from hop_minutes(_hourly), per
+    -- span from raw_spans (the counts of collector/store/rollups.py HOPS, DuckDB's
+    -- _hop_rows.sql; a logical call counts at its first attempt)
     select minute_ns as t_ns, hop_kind, hop_name, calls, logical_calls, retries, errors,
         timeouts, rate_limited, circuit_open, input_tokens, output_tokens
-    from hop_minutes
-    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+    from (select * from hop_minutes_hourly where {{hourly_range}}
+          union all
+          select * from hop_minutes where {{minute_range}})
+    where true
       and ({hop_kind:Nullable(String)} is null or hop_kind = {hop_kind:Nullable(String)})
     union all
     select r.end_ns, r.hop_kind, r.hop_name, 1,

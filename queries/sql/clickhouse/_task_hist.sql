@@ -1,10 +1,12 @@
 task_hist as (
     -- task duration (latency_ms) and budget use (budget_used) of finished tasks whose root
     -- ended (cancelled and lost excluded), as exponential-histogram buckets at t_ns: per
-    -- minute and shard from task_histograms, per task from raw_tasks
+    -- whole hour or minute and shard from task_histograms(_hourly), per task from raw_tasks
     select minute_ns as t_ns, task_type, tenant_id, service_name, agent, metric, bucket, count
-    from task_histograms
-    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+    from (select * from task_histograms_hourly where {{hourly_range}}
+          union all
+          select * from task_histograms where {{minute_range}})
+    where true
 {{task_filters}}
     union all
     select t_ns, task_type, tenant_id, service_name, agent, metric, {{hist_bucket}} as bucket,

@@ -1,12 +1,14 @@
 task_rows as (
-    -- task counts at t_ns: per minute and shard from task_minutes (whole minutes), per task
-    -- from raw_tasks (the counts of collector/store/rollups.py TASK_COUNTS, DuckDB's
+    -- task counts at t_ns: per whole hour or minute and shard from task_minutes(_hourly),
+    -- per task from raw_tasks (the counts of collector/store/rollups.py TASK_COUNTS, DuckDB's
     -- _task_rows.sql)
     select minute_ns as t_ns, task_type, tenant_id, service_name, agent, finished, success,
         degraded, failed, budget_exhausted, rejected, lost, cancelled, in_progress,
         gateway_answered, gateway_ok
-    from task_minutes
-    where minute_ns >= {roll_lo:Int64} and minute_ns < {roll_hi:Int64}
+    from (select * from task_minutes_hourly where {{hourly_range}}
+          union all
+          select * from task_minutes where {{minute_range}})
+    where true
 {{task_filters}}
     union all
     select r.t_ns, r.task_type, r.tenant_id, r.service_name, r.agent,

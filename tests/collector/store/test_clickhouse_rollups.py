@@ -45,10 +45,11 @@ def _second_spans() -> list[dict]:
             _row(3, 1, None, M0 + 35_000, M0 + 100_000, task__id="c")]
 
 
-def _minutes(runner, database: str) -> list[tuple]:
+def _minutes(runner, database: str, tier: str = "") -> list[tuple]:
+    """(minute, finished, success, degraded, in progress, rows) of task_minutes (`tier`)."""
     return [tuple(r.values()) for r in runner.arrow(
         f"select minute_ns, sum(finished), sum(success), sum(degraded), sum(in_progress), "
-        f"count() from {database}.task_minutes group by minute_ns order by minute_ns",
+        f"count() from {database}.task_minutes{tier} group by minute_ns order by minute_ns",
         {}).to_pylist()]
 
 
@@ -63,6 +64,8 @@ def test_re_judged_tasks_move_between_minutes_and_outcomes(runner):
     # minute 0 keeps b, now degraded; trace 1's task and c finished in minute 1
     assert _minutes(runner, "moves") == [(M0_NS, 1, 0, 1, 0, 1),
                                          (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0, 1)]
+    hour = M0_NS // (3600 * 10**9) * 3600 * 10**9  # both minutes in one hour
+    assert _minutes(runner, "moves", "_hourly") == [(hour, 3, 2, 1, 0, 1)]
     hop = {(r["minute_ns"], r["hop_name"]): r["calls"] for r in runner.arrow(
         "select minute_ns, hop_name, calls from moves.hop_minutes", {}).to_pylist()}
     # roots end at 30 s (b, minute 0), 90 s and 100 s (minute 1); children at 20, 28, 50 s
@@ -109,7 +112,7 @@ class CrashingRunner:
 
 #: Where the second pass dies: after its journal, its task rows (the trace-keyed task already
 #: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), and
-#: its first rollup rewritten (task_minutes) but not the others.
+#: its first rollup's minutes rewritten (task_minutes) but not its hours nor the others.
 CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
            ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1)]
 
@@ -117,8 +120,8 @@ CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop
 def _rollup_rows(runner, database: str) -> dict[str, list]:
     tables = ("task_minutes", "task_histograms", "cause_minutes", "hop_minutes",
               "hop_histograms")
-    return {t: runner.arrow(f"select * from {database}.{t} order by all", {}).to_pylist()
-            for t in tables}
+    return {t + tier: runner.arrow(f"select * from {database}.{t}{tier} order by all",
+                                   {}).to_pylist() for t in tables for tier in ("", "_hourly")}
 
 
 def _answers(runner, database: str, raw: bool = False) -> list:
