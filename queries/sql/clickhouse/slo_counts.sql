@@ -1,6 +1,6 @@
 -- queries.slo: per window ending at end_ns and task type, the finished tasks (cancelled
 -- excluded) and how many succeeded or were degraded; windows are lengths in ns. Over the
--- tasks table (no rollups on ClickHouse yet: the cut parameters are not used).
+-- tasks table (not the rollups: the cut parameters unused).
 select window_ns, task_type, countIf(outcome = 'success') as success,
     countIf(outcome = 'degraded') as degraded, count() as total
 from tasks

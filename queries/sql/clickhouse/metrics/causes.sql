@@ -1,6 +1,6 @@
 -- queries.metrics: the blamed tasks that finished in [start_ns, end_ns) per task type and first
 -- failing hop (kind, name, reason), by outcome, and their summed duration (lost_us, µs). Over
--- the tasks view (no rollups on ClickHouse yet).
+-- the tasks view (not the rollups).
 select t.task_type as task_type, t.ffh_kind as ffh_kind, t.ffh_name as ffh_name,
     t.ffh_reason as ffh_reason,
     countIf(t.outcome = 'failed') as failed, countIf(t.outcome = 'degraded') as degraded,

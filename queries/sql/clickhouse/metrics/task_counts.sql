@@ -1,5 +1,5 @@
 -- queries.metrics: the tasks that finished in the whole minutes [start_ns, end_ns) per task type
--- and outcome. Over the tasks view (no rollups on ClickHouse yet: roll_lo/roll_hi are not used).
+-- and outcome. Over the tasks view (not the rollups: roll_lo/roll_hi unused).
 select t.task_type as task_type,
     countIf(t.outcome = 'success') as success, countIf(t.outcome = 'degraded') as degraded,
     countIf(t.outcome = 'failed') as failed,

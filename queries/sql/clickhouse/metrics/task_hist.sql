@@ -1,7 +1,7 @@
 -- queries.metrics: task duration (latency_ms) and budget use (budget_used) of the rated tasks
 -- that finished in [start_ns, end_ns), per task type, as exponential-histogram bucket counts
 -- and sums (the buckets and sums of DuckDB's rollups: sum_e6 in millionths of the exposed
--- unit, rounded half up as DuckDB's round). Over the tasks view (no rollups on ClickHouse yet).
+-- unit, rounded half up as DuckDB's round). Over the tasks view (not the rollups).
 with rated as (
     select t.task_type as task_type, t.duration_ms as duration_ms,
         t.budget_used_ratio as budget_used_ratio
