@@ -82,6 +82,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 CACHE_TTL_S = 10  # dashboard/data.py CACHE_TTL_S
+#: Drawn traces in a chart's frame (dashboard/render.py chart): scatter, bar, heatmap.
+CHART_TRACES = ".scatterlayer .trace, .barlayer .trace, .heatmaplayer .hm"
 #: Issue #15's goal: every page within this factor of an empty Streamlit page, timed the same way
 #: in the same browser run (the ratio holds across machines; seconds do not).
 GOAL_RATIO = 1.5
@@ -459,8 +461,9 @@ def visit(context, url: str, spec: PageSpec, timeout_s: float,
         errors = page.get_by_test_id("stAlertContentError").or_(
             page.get_by_test_id("stException"))
         if errors.count() == 0:
-            for n in range(spec.charts):
-                page.locator(".js-plotly-plot").nth(n).wait_for(timeout=ms)
+            charts = page.frame_locator("iframe[title*=plotly_chart]")
+            for n in range(spec.charts):  # a chart is drawn once its traces are
+                charts.nth(n).locator(CHART_TRACES).first.wait_for(timeout=ms)
             mark("charts")
         page.get_by_text("Data from ").first.wait_for(timeout=ms)
         mark("footer")
