@@ -82,8 +82,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 CACHE_TTL_S = 10  # dashboard/data.py CACHE_TTL_S
-#: Drawn traces in a chart's frame (dashboard/render.py chart): scatter, bar, heatmap.
-CHART_TRACES = ".scatterlayer .trace, .barlayer .trace, .heatmaplayer .hm"
+#: A drawn chart (dashboard/render.py chart): its traces (scatter, bar, heatmap) or,
+#: for a figure without data, its message (figures._empty's annotation).
+CHART_DRAWN = ".scatterlayer .trace, .barlayer .trace, .heatmaplayer .hm, .annotation"
 #: Issue #15's goal: every page within this factor of an empty Streamlit page, timed the same way
 #: in the same browser run (the ratio holds across machines; seconds do not).
 GOAL_RATIO = 1.5
@@ -461,9 +462,9 @@ def visit(context, url: str, spec: PageSpec, timeout_s: float,
         errors = page.get_by_test_id("stAlertContentError").or_(
             page.get_by_test_id("stException"))
         if errors.count() == 0:
-            charts = page.frame_locator("iframe[title*=plotly_chart]")
-            for n in range(spec.charts):  # a chart is drawn once its traces are
-                charts.nth(n).locator(CHART_TRACES).first.wait_for(timeout=ms)
+            charts = page.locator(".js-plotly-plot")
+            for n in range(spec.charts):
+                charts.nth(n).locator(CHART_DRAWN).first.wait_for(state="attached", timeout=ms)
             mark("charts")
         page.get_by_text("Data from ").first.wait_for(timeout=ms)
         mark("footer")

@@ -84,22 +84,21 @@ def browser(dashboard):
         chromium.close()
 
 
-#: What a drawn chart holds in its frame: Plotly's SVG with one element per trace of the figure.
+#: What a drawn chart holds: Plotly's SVG with one element per trace of the figure.
 _TRACES = {"scatter": ".scatterlayer .trace", "bar": ".barlayer .trace",
            "heatmap": ".heatmaplayer .hm"}
 
 
 def _drawn_charts(page) -> dict[str, dict[str, int]]:
-    """Every chart drawn in the page's chart frames (dashboard/render.py chart): its title ->
-    number of drawn traces of each trace type it has."""
+    """Every chart plotly.js drew in the page (dashboard/render.py chart): its title -> number
+    of drawn traces of each trace type it has."""
     drawn = {}
-    for frame in page.frames:
-        if "plotly_chart" not in frame.url:
-            continue
+    for chart in page.locator(".js-plotly-plot").all():
         # plotly.js draws every trace of a figure in one pass: once one shows, all do
-        frame.locator(", ".join(_TRACES.values())).first.wait_for(timeout=WAIT_MS)
-        title = frame.locator(".gtitle").first.text_content(timeout=WAIT_MS)
-        counts = {kind: frame.locator(css).count() for kind, css in _TRACES.items()}
+        chart.locator(", ".join(_TRACES.values())).first.wait_for(state="attached",
+                                                                   timeout=WAIT_MS)
+        title = chart.locator(".gtitle").first.text_content(timeout=WAIT_MS)
+        counts = {kind: chart.locator(css).count() for kind, css in _TRACES.items()}
         drawn[title] = {kind: n for kind, n in counts.items() if n}
     return drawn
 
@@ -117,8 +116,7 @@ def _visit(browser, url: str, label: str, expected: str, shot: str,
         assert value.inner_text(timeout=WAIT_MS).strip() == expected
         page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=WAIT_MS)
         if charts:
-            page.locator("iframe[title*=plotly_chart]").nth(len(charts) - 1).wait_for(
-                timeout=WAIT_MS)
+            page.locator(".js-plotly-plot").nth(len(charts) - 1).wait_for(timeout=WAIT_MS)
             assert _drawn_charts(page) == charts
         assert page.get_by_test_id("stException").count() == 0
         assert "Traceback" not in page.inner_text("body")

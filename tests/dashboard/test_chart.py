@@ -25,20 +25,22 @@ def _run(tmp_path) -> AppTest:
 def test_a_figure_reaches_the_component_as_plotly_json(tmp_path) -> None:
     at = _run(tmp_path)
     assert not at.exception and not at.error
-    [frame] = at.get("component_instance")
-    args = json.loads(frame.proto.json_args)
+    [chart] = at.get("bidi_component")
+    args = json.loads(chart.proto.json)
     figure = json.loads(args["figure"])
-    assert frame.key == "calls"
+    assert chart.key == "calls"
     assert figure["data"] == [{"type": "bar", "x": ["model", "tool"], "y": [2, 1]}]
     assert figure["layout"]["title"]["text"] == "Calls"
     assert figure["layout"]["template"]["layout"]["paper_bgcolor"] == "rgba(0,0,0,0)"
     assert args["config"] == {"displaylogo": False, "responsive": True}
+    assert args["bundle"] == ("component/agentsla.dashboard.render.plotly_files/node_modules/"
+                              "plotly.js-cartesian-dist-min/plotly-cartesian.min.js")
 
 
 def test_a_missing_bundle_says_how_to_install_it(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(render, "CHART_BUNDLE", tmp_path / "absent" / "plotly-cartesian.min.js")
     at = _run(tmp_path)
     assert not at.exception
-    assert not at.get("component_instance")
+    assert not at.get("bidi_component")
     [error] = at.error
     assert "plotly-cartesian.min.js is missing" in error.value and "npm ci" in error.value

@@ -38,8 +38,8 @@ def _metric(at: AppTest, label: str) -> str:
 
 def _figure(at: AppTest, key: str) -> dict:
     """The Plotly figure (as JSON) of the chart shown with `key` (render.chart's component)."""
-    return next(json.loads(json.loads(c.proto.json_args)["figure"])
-                for c in at.get("component_instance") if c.key == key)
+    return next(json.loads(json.loads(c.proto.json)["figure"])
+                for c in at.get("bidi_component") if c.key == key)
 
 
 def _texts(at: AppTest) -> str:
