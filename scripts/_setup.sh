@@ -26,7 +26,7 @@ fi
 export PATH="$ROOT/.venv/bin:$PATH"
 # The dashboard draws its charts with plotly.js's cartesian bundle, pinned in
 # dashboard/plotly_component/package-lock.json (docs/dashboard.md): npm installs it beside the
-# component's index.html. Debian: `apt-get install npm`.
+# component's chart.js. Debian: `apt-get install npm`.
 chart_js="dashboard/plotly_component/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js"
 if [ ! -f "$chart_js" ]; then
     if ! command -v npm >/dev/null; then
