@@ -82,6 +82,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 CACHE_TTL_S = 10  # dashboard/data.py CACHE_TTL_S
+#: A drawn chart (dashboard/render.py chart): its traces (scatter, bar, heatmap) or,
+#: for a figure without data, its message (figures._empty's annotation).
+CHART_DRAWN = ".scatterlayer .trace, .barlayer .trace, .heatmaplayer .hm, .annotation"
 #: Issue #15's goal: every page within this factor of an empty Streamlit page, timed the same way
 #: in the same browser run (the ratio holds across machines; seconds do not).
 GOAL_RATIO = 1.5
@@ -459,8 +462,9 @@ def visit(context, url: str, spec: PageSpec, timeout_s: float,
         errors = page.get_by_test_id("stAlertContentError").or_(
             page.get_by_test_id("stException"))
         if errors.count() == 0:
+            charts = page.locator(".js-plotly-plot")
             for n in range(spec.charts):
-                page.locator(".js-plotly-plot").nth(n).wait_for(timeout=ms)
+                charts.nth(n).locator(CHART_DRAWN).first.wait_for(state="attached", timeout=ms)
             mark("charts")
         page.get_by_text("Data from ").first.wait_for(timeout=ms)
         mark("footer")

@@ -1,8 +1,8 @@
 """Build Plotly figures from query API JSON: pure functions, no Streamlit, no I/O.
 
-Figures set no template: pages show them with Streamlit's Plotly theme, which follows the
-light or dark theme of the app. Colours are mid-tone so lines and bars read on both
-backgrounds; text colours are left to the theme.
+Figures set no template: pages show them with render.chart's, and its text follows the light or
+dark theme of the app. Colours are mid-tone so lines and bars read on both backgrounds. Trace
+types are those of the partial plotly.js bundle the dashboard loads (scatter, bar, heatmap).
 """
 
 from __future__ import annotations
@@ -238,28 +238,33 @@ def _buckets(series: Sequence[Mapping], window: Mapping | None) -> list[int]:
 def budget_waterfall(budget: Mapping) -> go.Figure:
     """Show where the average task's time went by hop kind (a waterfall to the task duration).
 
-    With budgets present, the unused budget is a last bar, so the bars sum to the budget.
+    Each hop kind's bar floats on the sum of those before it; with budgets present, the unused
+    budget is a last bar on top of the duration, so the bars reach the budget. Drawn as bars
+    with a base: the dashboard's plotly.js bundle has no waterfall trace.
     """
     kinds = budget.get("by_hop_kind") or []
     if not kinds:
         return _empty("Where the budget went", "No finished tasks with a root in this window")
     x = [k["hop_kind"] for k in kinds]
     y = [k.get("avg_ms_per_task") or 0.0 for k in kinds]
-    measure = ["relative"] * len(kinds)
+    base = [sum(y[:i]) for i in range(len(y))]
+    colors = [HOP_COLORS["model"]] * len(kinds)
+    text = [fmt.duration(v) for v in y]
     x.append("task duration (avg)")
-    y.append(0)
-    measure.append("total")
+    base.append(0.0)
+    y.append(sum(y))
+    colors.append(HOP_COLORS["gateway"])
+    text.append("")
     avg_budget, avg_duration = budget.get("avg_budget_ms"), budget.get("avg_duration_ms")
     if avg_budget and avg_duration is not None and avg_budget > avg_duration:
         x.append("unused budget")
+        base.append(y[-1])
         y.append(avg_budget - avg_duration)
-        measure.append("relative")
-    fig = go.Figure(go.Waterfall(
-        x=x, y=y, measure=measure, text=[fmt.duration(v) if m == "relative" else "" for v, m
-                                         in zip(y, measure)],
-        textposition="outside", connector=dict(line=dict(dash="dot", width=1)),
-        increasing=dict(marker_color=HOP_COLORS["model"]),
-        totals=dict(marker_color=HOP_COLORS["gateway"])))
+        colors.append(HOP_COLORS["model"])
+        text.append(fmt.duration(y[-1]))
+    fig = go.Figure(go.Bar(x=x, y=y, base=base, marker_color=colors, text=text,
+                           textposition="outside", customdata=[fmt.duration(v) for v in y],
+                           hovertemplate="%{x}: %{customdata}<extra></extra>"))
     fig.update_layout(title="Where the time of an average task went (self time by hop kind)",
                       yaxis_title="ms per task", height=380, margin=_MARGIN, showlegend=False)
     return fig

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.components.v1 import declare_component
 
 from agentsla.dashboard import data, filters
 from agentsla.errors import AgentslaError, Forbidden, Unauthorized
@@ -16,6 +18,26 @@ log = logging.getLogger("agentsla.dashboard")
 #: Seconds between looks at a deferred answer (render.pending): each look is a short fragment
 #: run that shows Streamlit's running indicator, so not more often.
 PENDING_POLL_S = 3.0
+#: The chart component: chart.js and the partial plotly.js bundle npm installs beside it.
+CHART_DIR = Path(__file__).parent / "plotly_component"
+CHART_BUNDLE = (CHART_DIR / "node_modules" / "plotly.js-cartesian-dist-min"
+                / "plotly-cartesian.min.js")
+# Registered only so Streamlit serves CHART_DIR's files (at component/<name>/...): the charts
+# themselves are a v2 component in the page, which loads the bundle from there once per tab.
+_files = declare_component("plotly_files", path=str(CHART_DIR))
+#: The bundle's URL relative to a page (pages are one level deep, also under a base URL path).
+CHART_BUNDLE_URL = f"component/{_files.name}/{CHART_BUNDLE.relative_to(CHART_DIR).as_posix()}"
+_chart = st.components.v2.component("agentsla_chart", html="<div></div>",
+                                    js=(CHART_DIR / "chart.js").read_text(),
+                                    isolate_styles=False)
+#: What Streamlit's Plotly theme gave the figures: no background of their own (the page's shows),
+#: grid lines legible on light and dark, margins that grow to fit the axis labels; the text
+#: colour and font come from the page's theme (plotly_component/chart.js).
+_AXIS = dict(gridcolor="rgba(128,128,128,0.25)", zerolinecolor="rgba(128,128,128,0.5)",
+             automargin=True, title_standoff=15)
+CHART_TEMPLATE = go.layout.Template(layout=dict(
+    paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", hoverlabel_align="left",
+    title_x=0.05, xaxis=_AXIS, yaxis=_AXIS))
 
 
 def page(title: str, body: Callable[[], None]) -> None:
@@ -47,8 +69,16 @@ def _guarded(body: Callable[[], None]) -> None:
 
 
 def chart(fig: go.Figure, key: str) -> None:
-    """Show a figure with Streamlit's Plotly theme, which follows the light or dark theme."""
-    st.plotly_chart(fig, theme="streamlit", key=key, config={"displaylogo": False})
+    """Show a figure through the partial plotly.js bundle (scatter, bar, heatmap), in the page's
+    light or dark theme. Not st.plotly_chart: its full plotly.js made every fresh tab 2.1-2.6x
+    an empty page before drawing anything (docs/dashboard.md)."""
+    if not CHART_BUNDLE.exists():
+        st.error(f"This chart cannot be drawn: {CHART_BUNDLE} is missing. Install it with "
+                 f"`npm ci` in {CHART_DIR} (scripts/_setup.sh does).", icon="⚠️")
+        return
+    fig.update_layout(template=CHART_TEMPLATE)
+    _chart(data={"figure": fig.to_json(), "bundle": CHART_BUNDLE_URL,
+                 "config": {"displaylogo": False, "responsive": True}}, key=key)
 
 
 def filter_note(path: str, what: str = "this view") -> None:

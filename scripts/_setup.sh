@@ -24,3 +24,17 @@ if [ ! -f "$stamp" ]; then
     touch "$stamp"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
+# The dashboard draws its charts with plotly.js's cartesian bundle, pinned in
+# dashboard/plotly_component/package-lock.json (docs/dashboard.md): npm installs it beside the
+# component's chart.js. Debian: `apt-get install npm`.
+chart_js="dashboard/plotly_component/node_modules/plotly.js-cartesian-dist-min/plotly-cartesian.min.js"
+if [ ! -f "$chart_js" ]; then
+    if ! command -v npm >/dev/null; then
+        echo "==> installing Debian's npm for the dashboard's chart bundle"
+        apt-get install -y --no-install-recommends npm >/dev/null 2>&1 ||
+            { apt-get update >/dev/null && apt-get install -y --no-install-recommends npm >/dev/null; } ||
+            { echo "the dashboard's charts need npm (apt-get install npm)" >&2; exit 1; }
+    fi
+    echo "==> installing the dashboard's plotly.js bundle (npm ci in dashboard/plotly_component)"
+    (cd dashboard/plotly_component && npm ci --no-audit --no-fund --ignore-scripts --silent)
+fi

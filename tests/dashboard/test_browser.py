@@ -84,9 +84,29 @@ def browser(dashboard):
         chromium.close()
 
 
-def _visit(browser, url: str, label: str, expected: str, shot: str, charts: int = 1,
-           scheme: str = "light") -> None:
-    """Open `url`, wait for the metric `label` to show `expected`, for the charts, then shoot."""
+#: What a drawn chart holds: Plotly's SVG with one element per trace of the figure.
+_TRACES = {"scatter": ".scatterlayer .trace", "bar": ".barlayer .trace",
+           "heatmap": ".heatmaplayer .hm"}
+
+
+def _drawn_charts(page) -> dict[str, dict[str, int]]:
+    """Every chart plotly.js drew in the page (dashboard/render.py chart): its title -> number
+    of drawn traces of each trace type it has."""
+    drawn = {}
+    for chart in page.locator(".js-plotly-plot").all():
+        # plotly.js draws every trace of a figure in one pass: once one shows, all do
+        chart.locator(", ".join(_TRACES.values())).first.wait_for(state="attached",
+                                                                   timeout=WAIT_MS)
+        title = chart.locator(".gtitle").first.text_content(timeout=WAIT_MS)
+        counts = {kind: chart.locator(css).count() for kind, css in _TRACES.items()}
+        drawn[title] = {kind: n for kind, n in counts.items() if n}
+    return drawn
+
+
+def _visit(browser, url: str, label: str, expected: str, shot: str,
+           charts: dict[str, dict[str, int]] | None = None, scheme: str = "light") -> None:
+    """Open `url`, wait for the metric `label` to show `expected`, check that the `charts`
+    (title -> traces drawn per type) are drawn by plotly.js, then shoot."""
     page = browser[scheme].new_page()
     try:
         page.goto(url)
@@ -94,10 +114,10 @@ def _visit(browser, url: str, label: str, expected: str, shot: str, charts: int 
         metric.wait_for(timeout=WAIT_MS)
         value = metric.get_by_test_id("stMetricValue")
         assert value.inner_text(timeout=WAIT_MS).strip() == expected
-        if charts:
-            page.locator(".js-plotly-plot").nth(charts - 1).wait_for(timeout=WAIT_MS)
         page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=WAIT_MS)
-        page.wait_for_timeout(500)  # let Plotly finish its first draw
+        if charts:
+            page.locator(".js-plotly-plot").nth(len(charts) - 1).wait_for(timeout=WAIT_MS)
+            assert _drawn_charts(page) == charts
         assert page.get_by_test_id("stException").count() == 0
         assert "Traceback" not in page.inner_text("body")
         page.screenshot(path=str(ARTIFACTS / f"{shot}.png"), full_page=True)
@@ -108,32 +128,47 @@ def _visit(browser, url: str, label: str, expected: str, shot: str, charts: int 
 def test_overview(browser, dashboard, seeded) -> None:
     totals = seeded.api("/api/v1/sla", window="1h").json()["totals"]
     _visit(browser, f"{dashboard}/", "Task success", fmt.pct(totals["success_rate"]),
-           "overview", charts=3)
+           "overview", charts={
+               # four lines; one bar per outcome of the seed (success, degraded, failed,
+               # budget exhausted); one bar group per task type (chat, research)
+               "Task success vs gateway success": {"scatter": 4},
+               "Finished tasks by outcome": {"bar": 4},
+               "Error-budget burn rate by window": {"bar": 2}})
 
 
 def test_root_causes(browser, dashboard, seeded) -> None:
     answer = seeded.api("/api/v1/root-causes", window="1h").json()
     _visit(browser, f"{dashboard}/root-causes", "Blamed tasks",
-           fmt.count(answer["blamed_tasks"]), "root-causes", charts=2)
+           fmt.count(answer["blamed_tasks"]), "root-causes", charts={
+               # bars and the cumulative line; one bar per cause: the degraded tasks' 429s, the
+               # tool timeout, the slow model of the budget-exhausted task
+               "First failing hop (Pareto)": {"bar": 1, "scatter": 1},
+               "First failing hops over time": {"bar": 3}})
 
 
 def test_hops(browser, dashboard, seeded) -> None:
     hops = seeded.api("/api/v1/hops", window="1h").json()["hops"]
     _visit(browser, f"{dashboard}/hops", "Calls (spans)",
-           fmt.count(sum(h["calls"] for h in hops)), "hops", charts=2)
+           fmt.count(sum(h["calls"] for h in hops)), "hops", charts={
+               "Latency percentiles per hop": {"bar": 3},  # p50, p95, p99
+               "Timeout, 429 and circuit-open rates per call": {"bar": 3},
+               "Error rate per hop over time": {"heatmap": 1}})
 
 
 def test_budgets_and_findings(browser, dashboard, seeded) -> None:
     budget = seeded.api("/api/v1/budget", window="1h").json()
     _visit(browser, f"{dashboard}/budgets", "Average duration",
-           fmt.duration(budget["avg_duration_ms"]), "budgets")
+           fmt.duration(budget["avg_duration_ms"]), "budgets",
+           charts={"Where the time of an average task went (self time by hop kind)": {"bar": 1}})
 
 
 def test_task_explorer(browser, dashboard, seeded) -> None:
     tasks = seeded.api("/api/v1/tasks", window="1h", outcome="failed").json()["tasks"]
     # dark theme: the waterfall's colours and labels must stay legible
     _visit(browser, f"{dashboard}/tasks?task={tasks[0]['task_id']}", "Outcome", "failed",
-           "task-explorer-dark", scheme="dark")
+           "task-explorer-dark",
+           charts={"Trace waterfall": {"bar": 1, "scatter": 1}},  # spans, their deadlines
+           scheme="dark")
 
 
 def test_alerts(browser, dashboard, seeded) -> None:

@@ -152,15 +152,18 @@ def test_hop_heatmap_rows_columns_and_metric(metric, window, rows, columns, labe
     assert heat.colorbar.title.text == label
 
 
-def test_budget_waterfall_sums_to_duration_then_budget() -> None:
+def test_budget_waterfall_floats_each_kind_to_the_duration_then_the_budget() -> None:
     fig = figures.budget_waterfall({
         "avg_duration_ms": 3000.0, "avg_budget_ms": 10000.0,
         "by_hop_kind": [{"hop_kind": "model", "avg_ms_per_task": 2000.0},
                         {"hop_kind": "tool", "avg_ms_per_task": 1000.0}]})
     bars = fig.data[0]
+    assert bars.type == "bar"  # the dashboard's plotly.js bundle has no waterfall trace
     assert list(bars.x) == ["model", "tool", "task duration (avg)", "unused budget"]
-    assert list(bars.measure) == ["relative", "relative", "total", "relative"]
-    assert list(bars.y) == [2000.0, 1000.0, 0, 7000.0]
+    # each bar spans [base, base + y]: model 0-2 s, tool 2-3 s, the duration 0-3 s, then the
+    # unused 7 s on top of it up to the 10 s budget
+    assert [(b, b + v) for b, v in zip(bars.base, bars.y)] == [
+        (0, 2000.0), (2000.0, 3000.0), (0, 3000.0), (3000.0, 10000.0)]
 
 
 def test_burn_rates_one_bar_group_per_task_type() -> None:

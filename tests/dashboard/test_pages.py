@@ -37,8 +37,9 @@ def _metric(at: AppTest, label: str) -> str:
 
 
 def _figure(at: AppTest, key: str) -> dict:
-    """The Plotly figure (as JSON) of the chart shown with `key`."""
-    return next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if c.key == key)
+    """The Plotly figure (as JSON) of the chart shown with `key` (render.chart's component)."""
+    return next(json.loads(json.loads(c.proto.json)["figure"])
+                for c in at.get("bidi_component") if c.key == key)
 
 
 def _texts(at: AppTest) -> str:
