@@ -28,6 +28,7 @@ does on merge.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Callable
 
 import duckdb
@@ -289,13 +290,13 @@ class RollupWriter:
         self._new: list[pa.Table] = []
         self._appended = 0  # source rows since the last merge (of this process)
 
-    def replace_tasks(self, rows: list[dict], replaced: list[str]) -> None:
-        """Count new task rows; uncount the stored rows of `replaced` they replace (call it
-        before they are replaced)."""
+    def replace_tasks(self, rows: pa.Table | None, replaced: list[str]) -> None:
+        """Count new task rows (task_store's columns); uncount the stored rows of `replaced`
+        they replace (call it before they are replaced)."""
         if not self.enabled:
             return
-        if rows:
-            self._new.append(_signed(pa.Table.from_pylist(rows, schema=_task_schema()), "task"))
+        if rows is not None and rows.num_rows:
+            self._new.append(_signed(rows.select(("task_id", *TASK_COLUMNS_USED)), "task"))
         if replaced:
             self._append_stored(f"select task_id, {_TASK_COLS}, 'task' as source, -1 as sign "
                                 f"from task_store where task_id in ({_ids_literal(replaced)})",
@@ -303,7 +304,7 @@ class RollupWriter:
 
     def remove_tasks(self, task_ids: list[str]) -> None:
         """Uncount stored tasks about to be deleted (a trace moving to its declared task)."""
-        self.replace_tasks([], task_ids)
+        self.replace_tasks(None, task_ids)
 
     def add_spans(self, spans: pa.Table) -> None:
         """Count newly stored spans."""
@@ -329,13 +330,9 @@ class RollupWriter:
         pending rows into the stored ones once merge_rows have been appended."""
         if not self._new:
             return
-        rows = pa.concat_tables(self._new, promote_options="default")
+        rows = _pending_rows(pa.concat_tables(self._new, promote_options="default"))
         self._new = []
-        self.con.register("rollup_new_rows", rows)
-        try:
-            self.con.execute(f"insert into {PENDING} by name select * from rollup_new_rows")
-        finally:
-            self.con.unregister("rollup_new_rows")
+        insert_arrow(self.con, PENDING, rows)
         self._appended += rows.num_rows
         if self._appended >= self.merge_rows:
             self.merge()
@@ -364,6 +361,26 @@ class RollupWriter:
         self._appended += rows
 
 
+def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Append an Arrow table whose columns are `table`'s, in its physical order.
+
+    Through a relation over the table (`from_arrow`: the relation holds a handle to `rows`
+    until the insert has run), not a registered name: `register` and `unregister` together
+    cost ~2 ms of CPU on the build machine, more than inserting 50 task rows; nor a replacement
+    scan (DuckDB finding the table in the caller's frame), which crashed `serve`'s writer
+    thread in the kill -9 soak (docs/architecture.md). The insert is by position.
+    """
+    con.from_arrow(rows).insert_into(table)
+
+
+def _pending_rows(rows: pa.Table) -> pa.Table:
+    """Return signed source rows with rollup_pending's columns, in its physical order (that of
+    migration 7's pending_ddl: no later migration changes the table)."""
+    schema = _pending_schema()
+    return pa.table([rows.column(f.name) if f.name in rows.column_names
+                     else pa.nulls(rows.num_rows, f.type) for f in schema], schema=schema)
+
+
 def _signed(rows: pa.Table, source: str) -> pa.Table:
     """Return new source rows with their source and sign (+1) columns."""
     n = rows.num_rows
@@ -384,21 +401,32 @@ TASK_COLUMNS_USED = ("task_type", "tenant_id", "service_name", "agent", "start_n
 _TASK_COLS = ", ".join(TASK_COLUMNS_USED)
 
 
-def _task_schema() -> pa.Schema:
-    # imported here: schema.py builds migration 3 from this module
-    from agentsla.collector.store.schema import TASK_ARROW_SCHEMA
-    return pa.schema([TASK_ARROW_SCHEMA.field(c) for c in ("task_id", *TASK_COLUMNS_USED)])
+#: rollup_pending's columns besides the task and span columns the contributions read.
+_PENDING_OWN = (("source", "VARCHAR", pa.string()), ("sign", "BIGINT", pa.int64()))
+
+
+def _pending_columns(task_columns, span_columns) -> list[tuple[str, str, pa.DataType]]:
+    """rollup_pending's (name, SQL type, Arrow type) in physical order, from schema.py's rows:
+    the task and span columns the contributions read, each row's source and sign."""
+    kinds = {name: (sql_type.removesuffix(" PRIMARY KEY"), arrow_type)
+             for name, sql_type, arrow_type, *_ in (*task_columns, *span_columns)}
+    used = dict.fromkeys(("task_id", *TASK_COLUMNS_USED, *SPAN_COLUMNS_USED))
+    return [(name, *kinds[name]) for name in used] + list(_PENDING_OWN)
 
 
 def pending_ddl(task_columns, span_columns) -> str:
-    """Return the create statement of rollup_pending from schema.py's (name, SQL type, ...)
-    rows: the task and span columns the contributions read, each row's source and sign."""
-    kinds = {name: sql_type.removesuffix(" PRIMARY KEY")
-             for name, sql_type, *_ in (*task_columns, *span_columns)}
-    used = dict.fromkeys(("task_id", *TASK_COLUMNS_USED, *SPAN_COLUMNS_USED))
-    body = ", ".join([*(f"{name} {kinds[name]}" for name in used), "source VARCHAR",
-                      "sign BIGINT"])
+    """Return the create statement of rollup_pending (migration 7)."""
+    body = ", ".join(f"{name} {kind}"
+                     for name, kind, _ in _pending_columns(task_columns, span_columns))
     return f"create table if not exists {PENDING} ({body})"
+
+
+@cache
+def _pending_schema() -> pa.Schema:
+    # imported here: schema.py builds migration 3 from this module
+    from agentsla.collector.store.schema import SPAN_COLUMNS, TASK_COLUMNS
+    return pa.schema([(name, arrow_type)
+                      for name, _, arrow_type in _pending_columns(TASK_COLUMNS, SPAN_COLUMNS)])
 
 
 def fill_histogram_sums(con: duckdb.DuckDBPyConnection) -> None:

@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
-from agentsla.collector.store.rollups import RollupWriter
+from agentsla.collector.store.rollups import RollupWriter, insert_arrow
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
 from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
 from agentsla.config import TasksConfig
@@ -477,12 +477,16 @@ class TaskWriter:
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored, state.finished = True, bool(done.row["finished"])
                 state.stored_end_ns = done.row["end_ns"]
-        # A primary-key upsert costs several times a plain insert: only stored tasks need it.
-        self.rollups.replace_tasks(new + stored, [row["task_id"] for row in stored])
+        # One Arrow table of the rows, new ones first: the rollups count it, the stores slice it.
+        table = pa.Table.from_pylist(new + stored, schema=TASK_ARROW_SCHEMA)
+        self.rollups.replace_tasks(table, [row["task_id"] for row in stored])
         mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored),
                      ended)
-        self._store_tasks(new, "insert")
-        self._store_tasks(stored, "insert or replace")
+        # A primary-key upsert costs several times a plain insert: only stored tasks need it.
+        if new:
+            self._insert("task_store", table.slice(0, len(new)))
+        if stored:
+            self._insert("task_store", table.slice(len(new)), "insert or replace")
         self._update_calls(renumbered)
 
     def _update_calls(self, spans: list[Row]) -> None:
@@ -507,13 +511,12 @@ class TaskWriter:
             {"lo": lo, "hi": hi})
         self.con.unregister("call_updates")
 
-    def _store_tasks(self, rows: list[Row], verb: str) -> None:
-        if rows:
-            self._insert("task_store", pa.Table.from_pylist(rows, schema=TASK_ARROW_SCHEMA), verb)
-
     def _insert(self, table: str, arrow_rows: pa.Table, verb: str = "insert") -> None:
         """Insert an Arrow table whose columns are the table's, in its physical order."""
-        with self._registered("arrow_rows", arrow_rows):
+        if verb == "insert":
+            insert_arrow(self.con, table, arrow_rows)
+            return
+        with self._registered("arrow_rows", arrow_rows):  # an upsert needs SQL
             self.con.execute(f"{verb} into {table} select * from arrow_rows")
 
     @contextmanager
