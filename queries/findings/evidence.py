@@ -48,6 +48,10 @@ VERDICT_SNIPPETS = {
     "growing_contexts": {"evidence_part": "evidence_label"},
     "polling_loops": {"evidence_part": "evidence_label"},
     "absorbed_rate_limits": {"hist_keys": "hop_keys"},
+    "slow_first_tokens": {"hist_keys": "hop_keys"},
+    "long_prompts_timing_out": {"hist_keys": "hop_keys"},
+    "timeouts_exceeding_budget_left": {"hist_keys": "hop_keys"},
+    "long_calls_without_timeout": {"hist_keys": "hop_keys"},
 }
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
