@@ -3,7 +3,8 @@
 A converted question (QUESTIONS) has an *evidence* query (queries/sql/<dialect>/
 _evidence_<question>.sql): for a time range [lo, hi) it returns, per minute and key (hop or task
 type), additive numbers only (counts, sums, maxima, first and last ends, a minute's best five
-examples with their rank, distinct task ids, values to take medians of). Its *verdict*
+examples with their rank, distinct task ids, exponential-histogram buckets of the populations a
+quantile is taken over, the few per-unit values a median is taken of). Its *verdict*
 (findings/<question>.sql) merges the evidence rows of a window, held in `temp.evidence_rows`,
 and applies the thresholds. Each unit of evidence (a logical call, a parent) belongs to the
 minute holding its end, and the evidence query of a range reads the rows within SLACK_NS around
@@ -48,6 +49,10 @@ VERDICT_SNIPPETS = {
     "growing_contexts": {"evidence_part": "evidence_label"},
     "polling_loops": {"evidence_part": "evidence_label"},
     "absorbed_rate_limits": {"hist_keys": "hop_keys"},
+    "slow_first_tokens": {"hist_keys": "hop_keys"},
+    "long_prompts_timing_out": {"hist_keys": "hop_keys"},
+    "timeouts_exceeding_budget_left": {"hist_keys": "hop_keys"},
+    "long_calls_without_timeout": {"hist_keys": "hop_keys"},
 }
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that

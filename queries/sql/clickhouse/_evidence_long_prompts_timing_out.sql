@@ -1,6 +1,6 @@
 -- snippet: evidence of findings/long_prompts_timing_out: the model calls with a prompt that
 -- ended in [lo_ns, hi_ns), one row each, timed out or not (DuckDB's twin keeps per minute
--- their counts, prompt lengths and least-squares terms, which merge exactly)
+-- their counts, prompt-length histograms and least-squares terms, which merge)
 select task_id, span_id, hop_kind, hop_name, assumeNotNull(input_tokens) as tokens,
        duration_ms, end_ns,
        coalesce(error_type in ('timeout', 'context_overflow'), false) as timed_out

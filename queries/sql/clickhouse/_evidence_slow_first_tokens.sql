@@ -1,6 +1,6 @@
 -- snippet: evidence of findings/slow_first_tokens for the streamed model calls that ended in
--- [lo_ns, hi_ns), per minute of that end and hop; every call's ttft_ms is kept (vals) for the
--- window's exact p50 and p95 (DuckDB's twin)
+-- [lo_ns, hi_ns), per minute of that end and hop; every call's ttft_ms is kept (vals): the verdict
+-- takes the window's p50 and p95 from their exponential histogram (DuckDB's twin)
 with streamed as (
     select task_id, span_id, hop_kind, hop_name, assumeNotNull(ttft_ms) as ttft, error_type,
            end_ns, ttft > {stream_stall_ttft_ms:Float64} as stalled, (ttft, task_id, span_id) as ex

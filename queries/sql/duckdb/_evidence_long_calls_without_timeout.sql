@@ -1,13 +1,14 @@
 -- snippet: evidence of findings/long_calls_without_timeout for the calls without a timeout that
 -- ended in [$lo_ns, $hi_ns), per minute of that end and hop. Whether a call is long depends on
--- the window's p50 of the hop, so every call's duration is kept (vals duration_ms), and so is
--- each call that may be long (over the lesser of missing_timeout_long_ms and _floor_ms): its
+-- the window's p50 of the hop, so every call's duration is kept as the exponential histogram
+-- the rollups keep (vals duration_bucket, duration_count: that p50 within 1.1 %,
+-- docs/rollups.md), and each call that may be long (over the lesser of missing_timeout_long_ms and _floor_ms): its
 -- duration, end (ns after the minute, exact as a double), task id and whether that task went
 -- bad, in parallel lists of one order. The stored evidence is named with those thresholds
 -- (queries.findings.evidence.question_id).
 with untimed as (
     select task_id, span_id, hop_kind, hop_name, duration_ms, end_ns,
-           end_ns // 60000000000 * 60000000000 as minute_ns,
+           end_ns // 60000000000 * 60000000000 as minute_ns, greatest(duration_ms, 0) as value,
            duration_ms > least($missing_timeout_long_ms, $missing_timeout_floor_ms) as candidate
     from spans
     where end_ns >= $lo_ns and end_ns < $hi_ns
@@ -24,7 +25,8 @@ select
     minute_ns, hop_kind, hop_name,
     map {'calls': count(*), 'candidates': count(*) filter (where candidate)}::MAP(VARCHAR, DOUBLE)
         as n,
-    map {'duration_ms': list(duration_ms),
+    map {'duration_bucket': map_keys(histogram({{hist_bucket}})),
+         'duration_count': map_values(histogram({{hist_bucket}})),
          'long_ms': list(duration_ms order by duration_ms, end_ns, span_id)
                         filter (where candidate),
          'end_off_ns': list(end_ns - minute_ns order by duration_ms, end_ns, span_id)

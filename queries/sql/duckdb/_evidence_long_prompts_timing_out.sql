@@ -1,9 +1,12 @@
 -- snippet: evidence of findings/long_prompts_timing_out for the model calls with a prompt that
--- ended in [$lo_ns, $hi_ns), per minute of that end and hop: counts, every call's prompt length
--- (timed out or not, for the window's exact medians) and the minute's least-squares terms of
+-- ended in [$lo_ns, $hi_ns), per minute of that end and hop: counts, the prompt lengths of the
+-- timed-out and of the other calls as exponential histograms (vals timed_out_bucket/_count,
+-- other_bucket/_count: the window's medians within 1.1 %, docs/rollups.md) and the minute's
+-- least-squares terms of
 -- latency on prompt length (count, means, centred sums: they merge exactly, Chan et al.)
 with model_calls as (
-    select task_id, span_id, hop_kind, hop_name, input_tokens, duration_ms, end_ns,
+    select task_id, span_id, hop_kind, hop_name, input_tokens, input_tokens as value, duration_ms,
+           end_ns,
            coalesce(error_type in ('timeout', 'context_overflow'), false) as timed_out
     from spans
     where end_ns >= $lo_ns and end_ns < $hi_ns
@@ -19,9 +22,11 @@ select
          'sxx': regr_sxx(duration_ms, input_tokens),
          'syy': regr_syy(duration_ms, input_tokens),
          'sxy': regr_sxy(duration_ms, input_tokens)}::MAP(VARCHAR, DOUBLE) as n,
-    map {'timed_out_tokens': list(input_tokens) filter (where timed_out),
-         'other_tokens': list(input_tokens) filter (where not timed_out)}::MAP(VARCHAR, DOUBLE[])
-        as vals,
+    map {'timed_out_bucket': map_keys(histogram({{hist_bucket}}) filter (where timed_out)),
+         'timed_out_count': map_values(histogram({{hist_bucket}}) filter (where timed_out)),
+         'other_bucket': map_keys(histogram({{hist_bucket}}) filter (where not timed_out)),
+         'other_count': map_values(histogram({{hist_bucket}}) filter (where not timed_out))
+        }::MAP(VARCHAR, DOUBLE[]) as vals,
     arg_max({'task_id': task_id, 'span_id': span_id, 'rank': input_tokens},
             {'r': input_tokens, 't': task_id, 's': span_id}, 5) filter (where timed_out)
         as examples,

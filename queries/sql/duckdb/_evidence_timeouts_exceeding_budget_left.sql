@@ -1,6 +1,8 @@
 -- snippet: evidence of findings/timeouts_exceeding_budget_left for the calls with a timeout
 -- that ended in [$lo_ns, $hi_ns), per minute of that end and hop; parents, roots and tasks
--- are read among those that started from $reach_ns (a task's spans start within 30 min of it)
+-- are read among those that started from $reach_ns (a task's spans start within 30 min of it);
+-- what the inverted calls had left as the exponential histogram the rollups keep (vals
+-- left_bucket, left_count: the window's median within 1.1 %, docs/rollups.md)
 with timed_calls as (
     select trace_id, span_id, parent_span_id, task_id, hop_kind, hop_name, start_ns, end_ns,
            hop_timeout_ms, retry_max,
@@ -61,6 +63,7 @@ judged as (
 ),
 flagged as (
     select *, left_ms > 0 and worst_ms > left_ms as inverted,
+           case when left_ms > 0 then left_ms end as value,  -- a log needs it positive
            {'r': worst_ms - left_ms, 't': task_id, 's': span_id} as overshoot
     from judged
 )
@@ -77,7 +80,9 @@ select
          'left_ms': arg_max(left_ms, overshoot) filter (where inverted)}::MAP(VARCHAR, DOUBLE) as n,
     arg_max(bound_by, overshoot) filter (where inverted) as label,
     list(distinct task_id) filter (where inverted and task_bad) as task_ids,
-    map {'left_ms': list(left_ms) filter (where inverted)}::MAP(VARCHAR, DOUBLE[]) as vals,
+    map {'left_bucket': map_keys(histogram({{hist_bucket}}) filter (where inverted)),
+         'left_count': map_values(histogram({{hist_bucket}}) filter (where inverted))
+        }::MAP(VARCHAR, DOUBLE[]) as vals,
     arg_max({'task_id': task_id, 'span_id': span_id, 'rank': worst_ms - left_ms}, overshoot, 5)
         filter (where inverted) as examples,
     min(end_ns) filter (where inverted) as first_ns,

@@ -3,6 +3,8 @@ real TaskWriter: unnumbered retries are attempts, a tool's client and server spa
 
 from __future__ import annotations
 
+import pytest
+
 from shapes import Trace
 from spanfactory import BASE_NS
 
@@ -35,7 +37,8 @@ def test_unnumbered_429s_absorbed_by_retries_are_rate_limit_masking(load):
     # 3 calls, each first start 10 ms to last end 3000 ms: 2990 ms; 6 absorbed 429s
     assert {k: found[0]["evidence"][k] for k in ("calls", "masked_calls", "absorbed_429s",
                                                   "masked_p99_ms", "masked_task_success")} == {
-        "calls": 3, "masked_calls": 3, "absorbed_429s": 6, "masked_p99_ms": 2990.0,
+        "calls": 3, "masked_calls": 3, "absorbed_429s": 6,
+        "masked_p99_ms": pytest.approx(2990.0, rel=0.011),  # from the histogram (docs/findings.md)
         "masked_task_success": 1.0}
 
 
@@ -47,10 +50,10 @@ def _clean_call_task(at_ms: float, latency_ms: float) -> Trace:
 
 
 def test_the_clean_p99_is_within_1_1_percent_of_the_exact_one(load):
-    # 300 clean calls of 100 ms + i × 37.3 ms and 20 calls absorbing two 429s each: the masked
-    # p99 stays exact (2990 ms); the clean one is read from the exponential histogram the
-    # rollups keep (docs/rollups.md), within 1.1 % of linear interpolation between the values
-    # at rank (n - 1) × 0.99, as quantile_cont computes it.
+    # 300 clean calls of 100 ms + i × 37.3 ms and 20 calls absorbing two 429s each (2990 ms):
+    # both p99s are read from the exponential histograms the rollups keep (docs/rollups.md),
+    # within 1.1 % of linear interpolation between the values at rank (n - 1) × 0.99, as
+    # quantile_cont computes it.
     latencies = sorted(100 + i * 37.3 for i in range(300))
     traces = [_clean_call_task(i * 20_000, ms) for i, ms in enumerate(latencies)]
     traces += [_unnumbered_masked_task(10_000 + i * 20_000) for i in range(20)]
@@ -58,7 +61,7 @@ def test_the_clean_p99_is_within_1_1_percent_of_the_exact_one(load):
     rank = (len(latencies) - 1) * 0.99
     low = int(rank)
     exact = latencies[low] + (rank - low) * (latencies[low + 1] - latencies[low])
-    assert found["evidence"]["masked_p99_ms"] == 2990.0
+    assert found["evidence"]["masked_p99_ms"] == pytest.approx(2990.0, rel=0.011)
     clean = found["evidence"]["clean_p99_ms"]
     assert clean != round(exact, 3)  # the histogram's value, not the exact one
     assert abs(clean - exact) <= 0.011 * exact

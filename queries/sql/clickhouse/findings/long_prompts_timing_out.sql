@@ -1,14 +1,12 @@
 -- queries.findings.context_growth.long_prompts_timing_out: which models time out on prompts much longer than those of their other calls?
 -- (the verdict over the window's model calls, _evidence_long_prompts_timing_out.sql, asked
 -- inline; the slope and correlation of latency on prompt length over all of a hop's calls)
-with model_calls as ({{evidence_long_prompts_timing_out}}),
+with model_calls as materialized ({{evidence_long_prompts_timing_out}}),
 timing_out as (
     select
         hop_kind, hop_name,
         count() as n_calls,
         countIf(timed_out) as n_timeouts,
-        quantileExactInclusiveIf(0.5)(tokens, timed_out) as timed_out_median,
-        quantileExactInclusiveIf(0.5)(tokens, not timed_out) as other_median,
         covarPop(tokens, duration_ms) / varPop(tokens) * 1000 as slope,
         corr(tokens, duration_ms) as correlation,
         arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
@@ -19,11 +17,29 @@ timing_out as (
     from model_calls
     group by hop_kind, hop_name
     having n_timeouts > 0
-)
-select hop_kind, hop_name, n_calls as calls, n_timeouts as timeouts,
-       timed_out_median as timed_out_median_tokens, other_median as other_median_tokens,
-       slope as ms_per_1k_tokens, correlation as latency_prompt_corr, top as examples,
-       first_ns, last_ns
-from timing_out
-where timed_out_median >= {context_timeout_prompt_ratio:Float64} * other_median
+),
+hist as (
+    -- the prompt-length histograms of those hops' timed-out and other calls, for their medians
+    -- (within 1.1 %, as DuckDB's stored evidence keeps them)
+    select (hop_kind, hop_name) as grp, if(timed_out, 'timed_out', 'other') as metric,
+           {{hist_bucket}} as bucket, count() as count
+    from (select hop_kind, hop_name, timed_out, tokens as value from model_calls
+          where (hop_kind, hop_name) in (select hop_kind, hop_name from timing_out))
+    group by grp, metric, bucket
+),
+probs as (
+    select 'timed_out' as p_metric, 'timed_out' as label, 0.5 as q
+    union all select 'other', 'other', 0.5
+),
+{{hist_quantiles}}
+select t.hop_kind as hop_kind, t.hop_name as hop_name, t.n_calls as calls,
+       t.n_timeouts as timeouts, tm.value as timed_out_median_tokens,
+       om.value as other_median_tokens, t.slope as ms_per_1k_tokens,
+       t.correlation as latency_prompt_corr, t.top as examples, t.first_ns as first_ns,
+       t.last_ns as last_ns
+from timing_out as t
+left join quantiles as tm on tm.grp = (t.hop_kind, t.hop_name) and tm.label = 'timed_out'
+left join quantiles as om on om.grp = (t.hop_kind, t.hop_name) and om.label = 'other'
+where tm.value >= {context_timeout_prompt_ratio:Float64} * om.value
 order by timeouts desc
+settings join_use_nulls = 1, enable_materialized_cte = 1

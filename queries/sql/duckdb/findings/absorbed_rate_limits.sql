@@ -14,26 +14,22 @@ with masking as (
     having sum(n['absorbed_429s']) >= $rate_limit_min_absorbed
        and sum(n['masked_calls']) >= $rate_limit_min_share * sum(n['calls'])
 ),
-masked_p99 as (
-    -- the exact p99 of the masked calls, for the hops found masking only
-    select r.hop_kind, r.hop_name,
-           list_aggregate(flatten(list(r.vals['masked_ms'])), 'quantile_cont', 0.99)
-               as masked_p99_ms
+hist as (
+    -- the latency histograms of those hops' masked and clean calls, for their p99s
+    select r.hop_kind, r.hop_name, 'masked' as metric,
+           unnest(r.vals['masked_bucket'])::INTEGER as bucket, unnest(r.vals['masked_count']) as count
     from temp.evidence_rows r
     semi join masking m on m.hop_kind is not distinct from r.hop_kind
                        and m.hop_name is not distinct from r.hop_name
-    group by r.hop_kind, r.hop_name
-),
-hist as (
-    -- the clean calls' latency histogram of those hops, for their p99 (within 1.1 %)
-    select r.hop_kind, r.hop_name, 'latency_ms' as metric,
+    union all
+    select r.hop_kind, r.hop_name, 'clean' as metric,
            unnest(r.vals['clean_bucket'])::INTEGER as bucket, unnest(r.vals['clean_count']) as count
     from temp.evidence_rows r
     semi join masking m on m.hop_kind is not distinct from r.hop_kind
                        and m.hop_name is not distinct from r.hop_name
 ),
 probs as (
-    select 'latency_ms' as p_metric, 'p99' as label, 0.99 as q
+    select * from (values ('masked', 'masked', 0.99), ('clean', 'clean', 0.99)) p(p_metric, label, q)
 ),
 {{hist_quantiles}},
 examples as ({{evidence_examples}})
@@ -42,17 +38,17 @@ select
     m.calls,
     m.masked_calls,
     m.absorbed_429s,
-    q.masked_p99_ms,
+    q.value as masked_p99_ms,
     c.value as clean_p99_ms,
     m.masked_task_ok / m.masked_calls as masked_task_success,
     e.examples,
     m.first_ns,
     m.last_ns
 from masking m
-join masked_p99 q on q.hop_kind is not distinct from m.hop_kind
-                 and q.hop_name is not distinct from m.hop_name
+left join quantiles q on q.hop_kind is not distinct from m.hop_kind
+                     and q.hop_name is not distinct from m.hop_name and q.label = 'masked'
 left join quantiles c on c.hop_kind is not distinct from m.hop_kind
-                     and c.hop_name is not distinct from m.hop_name
+                     and c.hop_name is not distinct from m.hop_name and c.label = 'clean'
 left join examples e on e.hop_kind is not distinct from m.hop_kind
                     and e.hop_name is not distinct from m.hop_name
 order by m.absorbed_429s desc

@@ -8,15 +8,25 @@ with suspects as (
     group by hop_kind, hop_name
     having sum(n['candidates']) > 0
 ),
-typical as (
-    -- the exact p50 of all the hop's calls, for those hops only
-    select
-        r.hop_kind, r.hop_name,
-        sum(r.n['calls'])::BIGINT as calls,
-        list_aggregate(flatten(list(r.vals['duration_ms'])), 'median') as p50_ms
+hist as (
+    -- the durations of all the calls of those hops, as one histogram per hop
+    select r.hop_kind, r.hop_name, 'duration_ms' as metric,
+           unnest(r.vals['duration_bucket'])::INTEGER as bucket,
+           unnest(r.vals['duration_count']) as count
     from temp.evidence_rows r
     semi join suspects s on s.hop_kind is not distinct from r.hop_kind
                         and s.hop_name is not distinct from r.hop_name
+),
+probs as (
+    select 'duration_ms' as p_metric, 'p50' as label, 0.5 as q
+),
+{{hist_quantiles}},
+typical as (
+    -- the p50 of all the hop's calls (within 1.1 %), for those hops only
+    select r.hop_kind, r.hop_name, sum(r.n['calls'])::BIGINT as calls, any_value(q.value) as p50_ms
+    from temp.evidence_rows r
+    join quantiles q on q.hop_kind is not distinct from r.hop_kind
+                    and q.hop_name is not distinct from r.hop_name
     group by r.hop_kind, r.hop_name
 ),
 candidates as (

@@ -15,13 +15,39 @@ with timing_out as (
     group by hop_kind, hop_name
     having sum(n['timeouts']) > 0
 ),
+hist as (
+    -- the prompt-length histograms of those hops' timed-out and other calls
+    select r.hop_kind, r.hop_name, 'timed_out' as metric,
+           unnest(r.vals['timed_out_bucket'])::INTEGER as bucket,
+           unnest(r.vals['timed_out_count']) as count
+    from temp.evidence_rows r
+    semi join timing_out t on t.hop_kind is not distinct from r.hop_kind
+                          and t.hop_name is not distinct from r.hop_name
+    union all
+    select r.hop_kind, r.hop_name, 'other' as metric,
+           unnest(r.vals['other_bucket'])::INTEGER as bucket,
+           unnest(r.vals['other_count']) as count
+    from temp.evidence_rows r
+    semi join timing_out t on t.hop_kind is not distinct from r.hop_kind
+                          and t.hop_name is not distinct from r.hop_name
+),
+probs as (
+    select * from (values ('timed_out', 'timed_out', 0.5), ('other', 'other', 0.5))
+        p(p_metric, label, q)
+),
+{{hist_quantiles}},
+medians as (
+    -- the medians of both (within 1.1 %)
+    select hop_kind, hop_name,
+           max(value) filter (where label = 'timed_out') as timed_out_median_tokens,
+           max(value) filter (where label = 'other') as other_median_tokens
+    from quantiles
+    group by hop_kind, hop_name
+),
 merged as (
-    -- the window's exact medians and centred sums, for those hops only
+    -- the window's centred sums, for those hops only
     select
         t.hop_kind, t.hop_name,
-        list_aggregate(flatten(list(r.vals['timed_out_tokens'])), 'median')
-            as timed_out_median_tokens,
-        list_aggregate(flatten(list(r.vals['other_tokens'])), 'median') as other_median_tokens,
         sum(r.n['sxx'] + r.n['pairs'] * (r.n['mean_tokens'] - t.mean_tokens) ** 2) as sxx,
         sum(r.n['syy'] + r.n['pairs'] * (r.n['mean_ms'] - t.mean_ms) ** 2) as syy,
         sum(r.n['sxy'] + r.n['pairs'] * (r.n['mean_tokens'] - t.mean_tokens)
@@ -36,8 +62,8 @@ select
     t.hop_kind, t.hop_name,
     t.calls,
     t.timeouts,
-    m.timed_out_median_tokens,
-    m.other_median_tokens,
+    d.timed_out_median_tokens,
+    d.other_median_tokens,
     m.sxy / m.sxx * 1000 as ms_per_1k_tokens,
     m.sxy / sqrt(m.sxx * m.syy) as latency_prompt_corr,
     e.examples,
@@ -46,7 +72,9 @@ select
 from timing_out t
 join merged m on m.hop_kind is not distinct from t.hop_kind
              and m.hop_name is not distinct from t.hop_name
+left join medians d on d.hop_kind is not distinct from t.hop_kind
+                   and d.hop_name is not distinct from t.hop_name
 left join examples e on e.hop_kind is not distinct from t.hop_kind
                     and e.hop_name is not distinct from t.hop_name
-where m.timed_out_median_tokens >= $context_timeout_prompt_ratio * m.other_median_tokens
+where d.timed_out_median_tokens >= $context_timeout_prompt_ratio * d.other_median_tokens
 order by timeouts desc

@@ -14,16 +14,24 @@ with streamed as (
     having sum(n['stalled_calls']) >= $stream_stall_min_calls
        and sum(n['stalled_calls']) >= $stream_stall_min_share * sum(n['streamed_calls'])
 ),
-ttft as (
-    -- the exact quantiles of every streamed call, for the hops found stalling only
-    select
-        r.hop_kind, r.hop_name,
-        list_aggregate(flatten(list(r.vals['ttft_ms'])), 'quantile_cont', 0.5) as ttft_p50_ms,
-        list_aggregate(flatten(list(r.vals['ttft_ms'])), 'quantile_cont', 0.95) as ttft_p95_ms
+hist as (
+    -- the streamed calls' ttft histogram of the hops found stalling
+    select r.hop_kind, r.hop_name, 'ttft_ms' as metric,
+           unnest(r.vals['ttft_bucket'])::INTEGER as bucket, unnest(r.vals['ttft_count']) as count
     from temp.evidence_rows r
     semi join streamed s on s.hop_kind is not distinct from r.hop_kind
                         and s.hop_name is not distinct from r.hop_name
-    group by r.hop_kind, r.hop_name
+),
+probs as (
+    select * from (values ('ttft_ms', 'p50', 0.5), ('ttft_ms', 'p95', 0.95)) p(p_metric, label, q)
+),
+{{hist_quantiles}},
+ttft as (
+    -- the p50 and p95 of every streamed call of those hops (within 1.1 %)
+    select hop_kind, hop_name, max(value) filter (where label = 'p50') as ttft_p50_ms,
+           max(value) filter (where label = 'p95') as ttft_p95_ms
+    from quantiles
+    group by hop_kind, hop_name
 ),
 examples as ({{evidence_examples}})
 select

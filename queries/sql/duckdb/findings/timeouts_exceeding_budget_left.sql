@@ -19,18 +19,33 @@ calls as (
         arg_max(n['worst_case_ms'], overshoot) filter (where len(examples) > 0) as worst_case_ms,
         arg_max(n['left_ms'], overshoot) filter (where len(examples) > 0) as left_ms,
         arg_max(label, overshoot) filter (where len(examples) > 0) as bound_by,
-        list_aggregate(flatten(list(vals['left_ms'])), 'median') as median_left_ms,
         min(first_ns) as first_ns,
         max(last_ns) as last_ns
     from headline
     group by hop_kind, hop_name
 ),
+hist as (
+    -- what the inverted calls of the hops reported had left, as one histogram per hop
+    select r.hop_kind, r.hop_name, 'left_ms' as metric,
+           unnest(r.vals['left_bucket'])::INTEGER as bucket, unnest(r.vals['left_count']) as count
+    from temp.evidence_rows r
+    semi join calls c on c.hop_kind is not distinct from r.hop_kind
+                     and c.hop_name is not distinct from r.hop_name
+                     and c.inverted_calls > 0
+                     and c.inverted_calls >= $budget_inversion_min_share * c.calls
+),
+probs as (
+    select 'left_ms' as p_metric, 'p50' as label, 0.5 as q
+),
+{{hist_quantiles}},
 examples as ({{evidence_examples}})
 select
     c.hop_kind, c.hop_name, c.calls, c.inverted_calls, c.timeout_alone_exceeds, c.bad_tasks,
-    c.timeout_ms, c.attempts, c.worst_case_ms, c.left_ms, c.bound_by, c.median_left_ms,
+    c.timeout_ms, c.attempts, c.worst_case_ms, c.left_ms, c.bound_by, q.value as median_left_ms,
     e.examples, c.first_ns, c.last_ns
 from calls c
+left join quantiles q on q.hop_kind is not distinct from c.hop_kind
+                     and q.hop_name is not distinct from c.hop_name
 left join examples e on e.hop_kind is not distinct from c.hop_kind
                     and e.hop_name is not distinct from c.hop_name
 where c.inverted_calls > 0 and c.inverted_calls >= $budget_inversion_min_share * c.calls
