@@ -11,7 +11,7 @@ import pytest
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.queries import hops, root_causes, sla
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore
-from test_clickhouse_store import CONFIG, MS, T0, _now, _row, _store
+from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
 M0 = 20_000  # ms after T0 where a minute starts (T0 is 40 s into its minute)
