@@ -177,13 +177,15 @@ TASK_HISTOGRAMS = Rollup("task_histograms", (*_TASK_KEYS, "metric", "bucket"), H
                              "latency_ms": ("duration_ms", _RATED, _MS_E6),
                              "budget_used": ("budget_used_ratio", _RATED, 10**6)}))
 _CK = "task_type, tenant_id, service_name, ffh_kind, ffh_name, ffh_reason"
+#: Blamed tasks counted by outcome (column -> condition), on both engines.
+CAUSE_COUNTS = {o: f"outcome = '{o}'" for o in ("failed", "degraded", "budget_exhausted",
+                                                 "rejected")}
 CAUSES = Rollup(
     "cause_minutes", ("minute_ns", *_CK.split(", ")),
-    ("tasks", "lost_us", "failed", "degraded", "budget_exhausted", "rejected"),
+    ("tasks", "lost_us", *CAUSE_COUNTS),
     f"select {_TASK_MINUTE} as minute_ns, {_CK}, sum(sign) as tasks, "
     f"sum(sign * round(coalesce(duration_ms, 0) * 1000)) as lost_us, "
-    + _counts({o: f"outcome = '{o}'" for o in ("failed", "degraded", "budget_exhausted",
-                                                "rejected")})
+    + _counts(CAUSE_COUNTS)
     + f" from {{src}} where {_BLAMED} group by all")
 _HOP_COUNTS = {"calls": "true", "logical_calls": CALL_HEAD, "retries": RETRY,
                "errors": "is_error", "timeouts": "error_type = 'timeout'",

@@ -141,9 +141,8 @@ TASK_HISTOGRAMS = ChRollup(
 CAUSES = ChRollup(
     duck.CAUSES, TASK,
     "task_type, tenant_id, service_name, ffh_kind, ffh_name, ffh_reason, 1 as v_tasks, "
-    "round(coalesce(duration_ms, 0) * 1000) as v_lost_us, "
-    + _counts({o: f"outcome = '{o}'" for o in ("failed", "degraded", "budget_exhausted",
-                                                "rejected")}), _BLAMED)
+    "round(coalesce(duration_ms, 0) * 1000) as v_lost_us, " + _counts(duck.CAUSE_COUNTS),
+    _BLAMED)
 HOPS = ChRollup(duck.HOPS, SPAN, "hop_kind, hop_name, " + _counts(_HOP_COUNTS)
                 + ", coalesce(input_tokens, 0) as v_input_tokens, "
                 "coalesce(output_tokens, 0) as v_output_tokens")
