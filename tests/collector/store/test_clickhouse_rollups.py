@@ -8,9 +8,11 @@ from dataclasses import replace
 
 import pytest
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
-from agentsla.queries import hops, root_causes, sla
-from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore
+from agentsla.config import load_config
+from agentsla.queries import budget, hops, root_causes, sla, slo
+from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
@@ -111,17 +113,18 @@ class CrashingRunner:
 
 
 #: Where the second pass dies: after its journal, its task rows (the trace-keyed task already
-#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), and
-#: its first rollup's minutes rewritten (task_minutes) but not its hours nor the others.
+#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), its
+#: first rollup's minutes rewritten (task_minutes) but not its hours nor the others, and its
+#: budget minutes rewritten but not their self times per hop kind.
 CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
-           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1)]
+           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1),
+           ("agentsla_budget_minutes", 1)]
 
 
 def _rollup_rows(runner, database: str) -> dict[str, list]:
-    tables = ("task_minutes", "task_histograms", "cause_minutes", "hop_minutes",
-              "hop_histograms")
-    return {t + tier: runner.arrow(f"select * from {database}.{t}{tier} order by all",
-                                   {}).to_pylist() for t in tables for tier in ("", "_hourly")}
+    """Every rollup's FINAL rows, both tiers (the views)."""
+    return {view: runner.arrow(f"select * from {database}.{view} order by all", {}).to_pylist()
+            for r in rollups.ROLLUPS for view in (r.duck.table, r.duck.table + "_hourly")}
 
 
 def _answers(runner, database: str, raw: bool = False) -> list:
@@ -133,7 +136,9 @@ def _answers(runner, database: str, raw: bool = False) -> list:
         return [sla.sla_totals(store, *window, raw=raw),
                 sla.sla_by(store, *window, "task_type", raw=raw),
                 hops.hop_stats(store, *window, raw=raw),
-                root_causes.root_causes(store, *window, raw=raw)]
+                root_causes.root_causes(store, *window, raw=raw),
+                budget.budget_waterfall(store, *window, raw=raw),
+                slo.slo_window(store, load_config(), *window, raw=raw)]
     finally:
         runner.execute("use default")
 
@@ -157,3 +162,49 @@ def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, afte
     # over the rollups (whole minutes) as over raw rows, and as the clean store answers
     assert _answers(runner, crashed) == _answers(runner, clean) \
         == _answers(runner, crashed, raw=True)
+
+
+def _budget_spans() -> list[dict]:
+    """Two finished tasks in minute 0: a (root 0-30 s, a 20 s child; budget 60 s) and d
+    (root 5-45 s, no budget, no child)."""
+    return [_row(4, 1, None, M0, M0 + 30_000, task__id="a", budget__total_ms="60000"),
+            _row(4, 2, 1, M0 + 5_000, M0 + 25_000, gen_ai__operation__name="chat",
+                 gen_ai__request__model="m"),
+            _row(7, 1, None, M0 + 5_000, M0 + 45_000, task__id="d")]
+
+
+def test_the_budget_rollups_hold_the_stored_self_times(runner):
+    """budget_minutes and budget_hop_minutes by hand: durations, budgets, self times."""
+    url = _store(runner, "budget")
+    runner.insert("budget.otel_traces", _budget_spans())
+    run_pass(runner, "budget", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    got = runner.arrow("select minute_ns, sum(tasks), sum(tasks_with_budget), "
+                       "sum(duration_us), sum(budgeted_duration_us), sum(budget_us) "
+                       "from budget.budget_minutes group by minute_ns", {}).to_pylist()
+    # 30 s + 40 s of tasks; only a has a budget (60 s)
+    assert [tuple(r.values()) for r in got] == [(M0_NS, 2, 1, 70e6, 30e6, 60e6)]
+    kinds = {r["hop_kind"]: (r["tasks_with_hop"], r["self_us"], r["budgeted_self_us"])
+             for r in runner.arrow("select hop_kind, sum(tasks_with_hop) as tasks_with_hop, "
+                                   "sum(self_us) as self_us, sum(budgeted_self_us) as "
+                                   "budgeted_self_us from budget.budget_hop_minutes_hourly "
+                                   "group by hop_kind", {}).to_pylist()}
+    # the gateways keep 10 s (a) and 40 s (d); a's model call 20 s
+    assert kinds == {"gateway": (2, 50e6, 10e6), "model": (1, 20e6, 20e6)}
+
+
+def test_a_rollup_added_later_is_built_at_start_up_for_every_kept_shard(runner):
+    """A store kept by two shards before the budget rollups existed: start-up builds them
+    per shard, equal to what the passes keep."""
+    url = _store(runner, "added")
+    runner.insert("added.otel_traces", _budget_spans())
+    for k in (0, 1):
+        run_pass(runner, "added", url.table, Shard(k, 2), LATE, _now(M0 + 70_000))
+    kept = _rollup_rows(runner, "added")
+    for rollup in rollups.BY_SOURCE[rollups.TASK][-2:]:  # drop the budget rollups
+        assert rollup.duck.table.startswith("budget")
+        for tier in rollup.tiers():
+            runner.execute(f"drop table added.{tier}")
+            runner.execute(f"drop view added.{tier.removeprefix('agentsla_')}")
+    prepare(runner, url)
+    assert _rollup_rows(runner, "added") == kept
+    assert {r["shard"] for r in kept["budget_minutes"]} == {"0/2", "1/2"}
