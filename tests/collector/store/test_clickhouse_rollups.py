@@ -13,6 +13,7 @@ from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.config import load_config
 from agentsla.queries import budget, hops, root_causes, sla, slo
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
+from agentsla.queries.metrics import Totals
 from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
@@ -208,3 +209,39 @@ def test_a_rollup_added_later_is_built_at_start_up_for_every_kept_shard(runner):
     prepare(runner, url)
     assert _rollup_rows(runner, "added") == kept
     assert {r["shard"] for r in kept["budget_minutes"]} == {"0/2", "1/2"}
+
+
+def _aggregates(runner, database: str) -> tuple:
+    """/metrics' counters, histograms, sums and tasks in progress (every story minute
+    settled), the SLO window over three whole minutes and the burn status at their end."""
+    store = ClickHouseStore(runner)
+    config = load_config()
+    end = M0_NS + 3 * MINUTE_MS * MS
+    runner.execute(f"use {database}")
+    try:
+        totals = Totals(_now(M0 - 600_000))
+        totals.advance(store, _now(M0 + 7_200_000))
+        return (dict(totals.counters), dict(totals.histograms), dict(totals.sums_e6),
+                sorted(totals.in_progress(store, _now(M0 + 130_000))),
+                slo.slo_window(store, config, M0_NS, end), slo.slo_status(store, config, end))
+    finally:
+        runner.execute("use default")
+
+
+def test_metrics_and_slo_windows_read_the_rollups_not_the_rows(runner):
+    """With the task and hop_spans rows gone, /metrics and the SLO windows over whole minutes
+    answer as before: they read only the rollups."""
+    url = _store(runner, "rolled")
+    runner.insert("rolled.otel_traces", _first_spans())
+    run_pass(runner, "rolled", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    runner.insert("rolled.otel_traces", _second_spans())
+    run_pass(runner, "rolled", url.table, Shard(0, 1), LATE, _now(M0 + 130_000))
+    before = _aggregates(runner, "rolled")
+    # by hand: b degraded, trace 1's task and c succeeded; six spans, one of them a model call
+    assert sum(before[0]["agentsla_tasks_total"].values()) == 3
+    assert before[0]["agentsla_tasks_total"][("", "degraded")] == 1
+    assert sum(before[0]["agentsla_hop_calls_total"].values()) == 6
+    assert [(r["good"], r["bad"]) for r in before[4]] == [(3, 0)]  # degraded is good (default)
+    for table in ("agentsla_tasks", "agentsla_hop_spans"):
+        runner.execute(f"truncate table rolled.{table}")
+    assert _aggregates(runner, "rolled") == before
