@@ -20,13 +20,15 @@ written before its task row), and kept only where the task's current row counts 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from agentsla.collector.store import rollups as duck
 # the conditions DuckDB's rollups count by: one definition for both engines
 from agentsla.collector.store.rollups import (_BLAMED, _BUDGETED, _DURATION_US, _HOP_COUNTS,
                                               _IN_BUDGET, _RATED)
+from agentsla.errors import PermanentError
 
 MINUTE_NS = duck.MINUTE_NS
 #: the minute a task counts in: its end once finished, else its start (DuckDB's _TASK_MINUTE)
@@ -300,3 +302,45 @@ def rebuild(runner: Any, database: str, shard: Any,
                            f"minute_ns, {{shard:String}}, {', '.join(rollup.keys)}, "
                            f"{', '.join(f'v_{v}' for v in rollup.duck.values)}, 0, 0 "
                            f"from ({select})", {**params, **bounds})
+
+
+def check_shards(runner: Any, database: str, shard: Any) -> None:
+    """Raise a PermanentError if the rollups are kept for another shard count than `shard`'s:
+    a worker of N shards next to rows labelled for M would count their tasks twice."""
+    other = sorted({str(s) for s in shards(runner, database) if s.count != shard.count})
+    if other:
+        raise PermanentError(
+            f"the rollups of {database} are kept for shards {', '.join(other)}, not for "
+            f"{shard.count} shard(s) as {shard} is: stop every materializer and run "
+            f"`agentsla rollups rebuild --store URL --shards {shard.count}` "
+            "(docs/scale-out.md, Changing the shard count)")
+
+
+def reshard(runner: Any, database: str, count: int,
+            progress: Callable[[str], None] = lambda line: None) -> None:
+    """Rebuild every rollup for `count` shards (`agentsla rollups rebuild --shards`).
+
+    Run it with no materializer running: the rollups, the minute index and the journal are
+    emptied (every shard label), rebuilt from the stored task and hop_spans rows for each
+    shard K/count at version 0, and each new shard starts from the earliest watermark of the
+    old ones (a pass re-judges from there; passes are idempotent). Tasks and spans are not
+    sharded in storage, so they stay as they are.
+    """
+    from agentsla.collector.store.clickhouse.materializer import Shard, watermark  # imports us
+
+    old = shards(runner, database)
+    marks = [watermark(runner, database, s) for s in old]
+    progress(f"rollups of {database}: kept for {', '.join(map(str, old)) or 'no shard'}; "
+             f"rebuilding for {count}")
+    for table in ("agentsla_task_minutes_index", "agentsla_rollup_journal",
+                  *(tier for r in ROLLUPS for tier in r.tiers())):
+        runner.execute(f"truncate table {database}.{table}")
+    for k in range(count):
+        rebuild(runner, database, Shard(k, count))
+        progress(f"shard {k}/{count}: rollups rebuilt ({k + 1}/{count})")
+    if any(marks):
+        since = min(m for m in marks if m)
+        runner.insert(f"{database}.agentsla_watermarks",  # over any older row of the label
+                      [{"shard": str(Shard(k, count)), "watermark_ns": since,
+                        "version": time.time_ns()} for k in range(count)])
+        progress(f"new shards start from watermark {since} (the earliest of the old ones)")

@@ -11,6 +11,7 @@ import pytest
 from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.config import load_config
+from agentsla.errors import PermanentError
 from agentsla.queries import budget, hops, root_causes, sla, slo
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from agentsla.queries.metrics import Totals
@@ -245,3 +246,86 @@ def test_metrics_and_slo_windows_read_the_rollups_not_the_rows(runner):
     for table in ("agentsla_tasks", "agentsla_hop_spans"):
         runner.execute(f"truncate table rolled.{table}")
     assert _aggregates(runner, "rolled") == before
+
+
+def _shard_labels(runner, database: str) -> set[str]:
+    return {r["shard"] for r in runner.arrow(
+        " union all ".join(f"select shard from {database}.{r.duck.table}{tier}"
+                           for r in rollups.ROLLUPS for tier in ("", "_hourly")),
+        {}).to_pylist()}
+
+
+def test_changing_the_shard_count_rebuilds_the_rollups_per_shard(runner):
+    """N = 1 -> 2: workers of the new count refuse until the rollups are rebuilt; then the
+    two shards answer as one shard does, also after passes of both new shards."""
+    for database in ("one_shard", "two_shards"):
+        url = _store(runner, database)
+        runner.insert(f"{database}.otel_traces", _first_spans() + _budget_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    kept = _answers(runner, "one_shard")
+    with pytest.raises(PermanentError, match=r"rollups rebuild --store URL --shards 2"):
+        rollups.check_shards(runner, "two_shards", Shard(1, 2))
+    lines: list[str] = []
+    rollups.reshard(runner, "two_shards", 2, lines.append)
+    assert [line.split(":")[0] for line in lines[1:3]] == ["shard 0/2", "shard 1/2"]
+    assert _shard_labels(runner, "two_shards") == {"0/2", "1/2"}  # traces 1, 4 / 2, 3, 7
+    assert _answers(runner, "two_shards") == kept
+    rollups.check_shards(runner, "two_shards", Shard(1, 2))  # no error now
+    with pytest.raises(PermanentError, match="shards 0/2, 1/2, not for 1 shard"):
+        rollups.check_shards(runner, "two_shards", Shard(0, 1))
+    for database, shards in (("one_shard", [Shard(0, 1)]),
+                             ("two_shards", [Shard(0, 2), Shard(1, 2)])):
+        runner.insert(f"{database}.otel_traces", _second_spans())
+        for shard in shards:  # the new shards start from the old one's watermark
+            run_pass(runner, database, url.table, shard, LATE, _now(M0 + 130_000))
+    assert _answers(runner, "two_shards") == _answers(runner, "one_shard") \
+        == _answers(runner, "two_shards", raw=True)
+    # by hand: minute 0 holds b (degraded), a and d; minute 1 trace 1's task and c; with two
+    # shards each minute has a row of each (b, d / a; c / trace 1)
+    one, two = _minutes(runner, "one_shard"), _minutes(runner, "two_shards")
+    assert [m[:5] for m in two] == [m[:5] for m in one] \
+        == [(M0_NS, 3, 2, 1, 0), (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0)]
+    assert [m[5] for m in one] == [1, 1] and [m[5] for m in two] == [2, 2]
+
+
+_CLI_SCRIPT = """
+import sys
+from agentsla.cli import main
+from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.collector.store.clickhouse.url import parse_store_url
+from agentsla.queries.engines.clickhouse import open_runner
+sys.path.insert(0, {tests!r})
+from test_clickhouse_rollups import LATE, M0, _first_spans, _now
+
+url = parse_store_url({store!r})
+runner = open_runner(url)
+runner.insert("default.otel_traces", _first_spans())
+run_pass(runner, "default", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+runner.close()
+codes = [main(["rollups", "rebuild", "--store", {store!r}, "--shards", "2"]),
+         main(["materialize", "--store", {store!r}, "--shard", "0/1", "--once"]),
+         main(["rollups", "rebuild", "--store", {store!r}]),
+         main(["rollups", "rebuild", "--shards", "2", "--data-dir", {store_dir!r}])]
+print("codes", codes)
+"""
+
+
+def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
+    """`agentsla rollups rebuild --store URL --shards 2` in a process of its own (chdb: one
+    data path a process): it logs each shard; a worker of the old count then exits 2 naming
+    the command; --shards is required on ClickHouse and refused on DuckDB."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = _CLI_SCRIPT.format(tests=str(Path(__file__).parent),
+                                store=f"chdb://{tmp_path / 'store'}",
+                                store_dir=str(tmp_path / "duck"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert "codes [0, 2, 2, 2]" in done.stdout, done.stderr[-2000:]
+    assert "shard 0/2: rollups rebuilt (1/2)" in done.stderr
+    assert "shard 1/2: rollups rebuilt (2/2)" in done.stderr
+    assert "rollups rebuilt for 2 shard(s)" in done.stderr
+    assert "run `agentsla rollups rebuild --store URL --shards 1`" in done.stderr
+    assert "needs --shards M" in done.stderr and "DuckDB's rollups have no shards" in done.stderr
