@@ -85,10 +85,12 @@ def _file(name: str) -> str:
 
 
 def otel_traces_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
-    """Return the exporter's CREATE TABLE of its traces table (Map or JSON variant)."""
+    """Return the exporter's CREATE TABLE of its traces table (Map or JSON variant) and of its
+    trace-id lookup (`<table>_trace_id_ts` and the materialized view keeping it)."""
     name = "otel_traces.sql" if variant == MAP else "otel_traces_json.sql"
-    return statements(Template(_file(name)).substitute(
-        database=identifier(database), table=identifier(table)))
+    return [statement for file in (name, "otel_traces_trace_id_ts.sql")
+            for statement in statements(Template(_file(file)).substitute(
+                database=identifier(database), table=identifier(table)))]
 
 
 def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
