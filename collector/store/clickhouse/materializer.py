@@ -173,10 +173,12 @@ def _spans(runner: Any, database: str, table: str, trace_ids: list[str]) -> pa.T
     """
     where, params = "s.trace_id in {traces:Array(String)}", {"traces": trace_ids or [""]}
     bounds = _trace_bounds(runner, database, table, trace_ids)
-    if bounds is not None:
-        where += " and s.start_ns >= {lo:Int64} and s.start_ns < {hi:Int64}"
+    if bounds is not None:  # on the exporter's Timestamp: a range on start_ns prunes nothing
+        where += (" and s.timestamp >= fromUnixTimestamp64Nano({lo:Int64})"
+                  " and s.timestamp < fromUnixTimestamp64Nano({hi:Int64})")
         params.update(lo=bounds[0], hi=bounds[1])
-    return runner.arrow(f"select * except (resource, scope, links), {schema.PROVIDER_SQL} as "
+    return runner.arrow(f"select * except (resource, scope, links, timestamp), "
+                        f"{schema.PROVIDER_SQL} as "
                         f"provider from {database}.agentsla_typed_spans as s where {where}",
                         params)
 

@@ -263,9 +263,13 @@ _FACT_SQL = {"task_id": "coalesce(f.task_id, s.task_id)", "error_type": "f.error
 def typed_spans_view_sql(database: str) -> str:
     """Return the CREATE VIEW of `agentsla_typed_spans`: the columns of `spans` from the traces
     table alone, as before materialization (task = trace, no reason, call or attempt). The
-    materializer reads it: it decides those columns itself, so it joins no facts."""
+    materializer reads it: it decides those columns itself, so it joins no facts. It also
+    passes on the exporter's `Timestamp` (the span start, in its sort key) as `timestamp`: a
+    range on it prunes the table's parts and granules, one on `start_ns` (a function of it)
+    does not."""
     columns = _span_columns()
-    body = ",\n    ".join(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES)
+    body = ",\n    ".join([*(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES),
+                            "t.Timestamp as timestamp"])
     db = identifier(database)
     return (f"create or replace view {db}.agentsla_typed_spans as\nselect\n    {body}\n"
             f"from {db}.agentsla_traces as t")
