@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import parse_shard
 from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.commands._flags import add_setting_flags, config_from_args
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace, environ) -> int:
     runner = open_runner(url)
     loop = MaterializerLoop(runner, url, config.tasks, args.shard)
     try:
+        rollups.check_shards(runner, url.database, args.shard)  # N changed: rebuild first
         while True:
             behind = loop.run_once()  # a failed pass is logged; its watermark stays
             if loop.last is not None and loop.last_error is None:

@@ -1,7 +1,9 @@
 """`agentsla rollups check | rebuild`: compare rollup answers with raw answers; rebuild rollups.
 
-Both open the DuckDB file of --data-dir directly, so the server must be stopped (DuckDB allows
-one process per file) or the command pointed at a copy of the file.
+On DuckDB both open the file of --data-dir directly, so the server must be stopped (DuckDB
+allows one process per file) or the command pointed at a copy of the file. With `--store
+clickhouse://...|chdb:///...` they run on that store; `rebuild --shards M` rebuilds the
+ClickHouse rollups for M materializer shards (stop the workers first; docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ import time
 from typing import Any, Callable
 
 from agentsla.collector.store import rollups
+from agentsla.collector.store.clickhouse import rollups as ch_rollups
 from agentsla.collector.store.database import open_store
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.config import Config, parse_duration
 from agentsla.errors import PermanentError
 from agentsla.queries._sql import DIMENSIONS
 from agentsla.queries.budget import budget_waterfall
+from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 from agentsla.queries.engines.duckdb import DuckDBStore
 from agentsla.queries.hops import hop_series, hop_stats
 from agentsla.queries.rollup import MINUTE_NS
@@ -39,33 +43,71 @@ def add_parser(subparsers) -> None:
         description="check: ask every aggregate question of a window from the rollups and from "
                     "raw tasks and spans, and list the differences (exit 1 if any). rebuild: "
                     "recompute every rollup from the stored tasks and spans. Stop the server "
-                    "first (DuckDB allows one process per file). See docs/rollups.md.")
+                    "first (DuckDB allows one process per file). On a ClickHouse store "
+                    "(--store), rebuild --shards M rebuilds them for M materializer shards: "
+                    "stop every `agentsla materialize` worker first. See docs/rollups.md and "
+                    "docs/scale-out.md.")
     parser.add_argument("action", choices=("check", "rebuild"))
+    parser.add_argument("--shards", type=int, default=None, metavar="M",
+                        help="rebuild, ClickHouse store: the number of materializer shards "
+                             "the rollups are kept for from now on (workers 0/M ... M-1/M).")
     parser.add_argument("--window", default="1h",
                         help="check: the window ending now (or at --to), e.g. 1h, 1d. Default 1h.")
     parser.add_argument("--to", metavar="UNIX_SECONDS", type=float, default=None,
                         help="check: the window's end (default now).")
-    add_setting_flags(parser, ["data_dir"])
+    add_setting_flags(parser, ["data_dir", "store"])
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace, environ) -> int:
     """Run the command."""
     config = config_from_args(args, environ)
+    if config.server.store.is_clickhouse:
+        return _run_clickhouse(args, config)
+    if args.shards is not None:
+        raise PermanentError("--shards is for a ClickHouse store (--store clickhouse://... or "
+                             "chdb:///path): DuckDB's rollups have no shards")
     con = open_store(config.server.db_path)
     try:
         if args.action == "rebuild":
             rollups.rebuild(con, progress=_progress)
             print("rollups rebuilt", file=sys.stderr)
             return 0
-        end_ns = int((args.to if args.to is not None else time.time()) * NS)
-        try:
-            start_ns = end_ns - int(parse_duration(args.window) * NS)
-        except ValueError as exc:
-            raise PermanentError(f"bad --window {args.window!r}: {exc}") from None
+        end_ns, start_ns = _window(args)
         differences = compare(DuckDBStore(con), config, start_ns, end_ns)
     finally:
         con.close()
+    return _report(differences)
+
+
+def _run_clickhouse(args: argparse.Namespace, config: Config) -> int:
+    url = config.server.store
+    if args.action == "rebuild" and (args.shards is None or args.shards < 1):
+        raise PermanentError("rebuild on a ClickHouse store needs --shards M (M >= 1): the "
+                             "number of `agentsla materialize` workers, 0/M ... M-1/M")
+    runner = open_runner(url)
+    try:
+        if args.action == "rebuild":
+            ch_rollups.reshard(runner, url.database, args.shards,
+                               lambda line: print(line, file=sys.stderr))
+            print(f"rollups rebuilt for {args.shards} shard(s)", file=sys.stderr)
+            return 0
+        end_ns, start_ns = _window(args)
+        differences = compare(ClickHouseStore(runner), config, start_ns, end_ns)
+    finally:
+        runner.close()
+    return _report(differences)
+
+
+def _window(args: argparse.Namespace) -> tuple[int, int]:
+    end_ns = int((args.to if args.to is not None else time.time()) * NS)
+    try:
+        return end_ns, end_ns - int(parse_duration(args.window) * NS)
+    except ValueError as exc:
+        raise PermanentError(f"bad --window {args.window!r}: {exc}") from None
+
+
+def _report(differences: list[str]) -> int:
     for line in differences:
         print(line)
     print(f"{len(differences)} difference(s)", file=sys.stderr)

@@ -199,15 +199,19 @@ def prepare(runner: Runner, url: StoreURL) -> None:
         for statement in schema.otel_traces_ddl(url.database, url.table):
             runner.execute(statement)
     variant = traces_variant(runner, url)
+    existed = {r["name"] for r in runner.arrow(
+        "select name from system.tables where database = {db:String}",
+        {"db": url.database}).to_pylist()}
     for statement in schema.agentsla_ddl(url.database, url.table, variant):
         runner.execute(statement)
-    backfill(runner, url.database)
+    backfill(runner, url.database, existed)
 
 
-def backfill(runner: Runner, database: str) -> None:
+def backfill(runner: Runner, database: str, existed: set[str]) -> None:
     """Fill the tables a store materialized before they existed (agentsla_task_traces,
-    agentsla_hop_spans from its span facts; the rollups from those), once: at version 0, so
-    any pass overrides."""
+    agentsla_hop_spans from its span facts; the rollups from those, and a rollup added since
+    the others were built, per shard they were kept for), once: at version 0, so any pass
+    overrides. `existed`: the store's tables before start-up created the missing ones."""
     def empty(table: str) -> bool:
         return not runner.arrow(f"select 1 from {database}.{table} limit 1", {}).num_rows
 
@@ -221,8 +225,12 @@ def backfill(runner: Runner, database: str) -> None:
         runner.execute(schema.hop_spans_insert_sql(
             database, f"s.trace_id in (select trace_id from {database}.agentsla_span_facts)"),
             {"version": 0})
-    if empty("agentsla_task_minutes_index"):  # as one shard: rebuild them to use N (Left to do)
+    if empty("agentsla_task_minutes_index"):  # as one shard (`agentsla rollups rebuild`: N)
         rollups.rebuild(runner, database, Shard(0, 1))
+        return
+    added = tuple(r for r in rollups.ROLLUPS if r.table not in existed)
+    for shard in rollups.shards(runner, database) if added else ():
+        rollups.rebuild(runner, database, shard, added)
 
 
 def traces_variant(runner: Runner, url: StoreURL) -> str:

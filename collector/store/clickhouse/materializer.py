@@ -71,7 +71,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
     task_traces, moved = _task_traces(runner, database, shard, since, until)
-    spans = _spans(runner, database, sorted({t for ts in task_traces.values() for t in ts}))
+    spans = _spans(runner, database, table,
+                   sorted({t for ts in task_traces.values() for t in ts}))
     rows = spans.to_pylist()
     by_task = _group(rows, task_traces)
     tasks, calls = [], {}
@@ -162,12 +163,44 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
     return {r["trace_id"]: r["declared"] for r in rows}
 
 
-def _spans(runner: Any, database: str, trace_ids: list[str]) -> pa.Table:
+def _spans(runner: Any, database: str, table: str, trace_ids: list[str]) -> pa.Table:
     """Every span of those traces as the traces table has them (the facts are what a pass
-    decides): the columns materialization reads, and `provider`."""
-    return runner.arrow(f"select * except (resource, scope, links), {schema.PROVIDER_SQL} as "
-                        f"provider from {database}.agentsla_typed_spans as s where s.trace_id "
-                        "in {traces:Array(String)}", {"traces": trace_ids or [""]})
+    decides): the columns materialization reads, and `provider`.
+
+    The traces table is sorted by service, span name and time, so a filter on trace ids alone
+    reads nearly all of it; bounded by the traces' start times (`_trace_bounds`), it reads the
+    parts and granules of that time range only.
+    """
+    where, params = "s.trace_id in {traces:Array(String)}", {"traces": trace_ids or [""]}
+    bounds = _trace_bounds(runner, database, table, trace_ids)
+    if bounds is not None:  # on the exporter's Timestamp: a range on start_ns prunes nothing
+        where += (" and s.timestamp >= fromUnixTimestamp64Nano({lo:Int64})"
+                  " and s.timestamp < fromUnixTimestamp64Nano({hi:Int64})")
+        params.update(lo=bounds[0], hi=bounds[1])
+    return runner.arrow(f"select * except (resource, scope, links, timestamp), "
+                        f"{schema.PROVIDER_SQL} as "
+                        f"provider from {database}.agentsla_typed_spans as s where {where}",
+                        params)
+
+
+def _trace_bounds(runner: Any, database: str, table: str,
+                  trace_ids: list[str]) -> tuple[int, int] | None:
+    """Return [lo, hi) in unix ns holding every span start of those traces, from the
+    exporter's trace-id lookup `<table>_trace_id_ts` (first and last span start per trace and
+    insert, in whole seconds); None without that table, or if a trace is missing from it (its
+    spans were written before the table existed): then the read is unbounded."""
+    lookup = f"{table}_trace_id_ts"
+    if not trace_ids or not runner.arrow(
+            "select 1 from system.tables where database = {db:String} and name = {tb:String}",
+            {"db": database, "tb": lookup}).num_rows:
+        return None
+    (row,) = runner.arrow(
+        f"select uniqExact(TraceId) as n, toInt64(toUnixTimestamp(min(Start))) as lo, "
+        f"toInt64(toUnixTimestamp(max(End))) as hi from {database}.{lookup} "
+        "where TraceId in {traces:Array(String)}", {"traces": trace_ids}).to_pylist()
+    if row["n"] < len(set(trace_ids)):
+        return None
+    return row["lo"] * NS, (row["hi"] + 1) * NS  # Start and End are whole seconds, floored
 
 
 def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dict[str, list]:

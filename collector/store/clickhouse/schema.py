@@ -85,10 +85,12 @@ def _file(name: str) -> str:
 
 
 def otel_traces_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
-    """Return the exporter's CREATE TABLE of its traces table (Map or JSON variant)."""
+    """Return the exporter's CREATE TABLE of its traces table (Map or JSON variant) and of its
+    trace-id lookup (`<table>_trace_id_ts` and the materialized view keeping it)."""
     name = "otel_traces.sql" if variant == MAP else "otel_traces_json.sql"
-    return statements(Template(_file(name)).substitute(
-        database=identifier(database), table=identifier(table)))
+    return [statement for file in (name, "otel_traces_trace_id_ts.sql")
+            for statement in statements(Template(_file(file)).substitute(
+                database=identifier(database), table=identifier(table)))]
 
 
 def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
@@ -261,9 +263,13 @@ _FACT_SQL = {"task_id": "coalesce(f.task_id, s.task_id)", "error_type": "f.error
 def typed_spans_view_sql(database: str) -> str:
     """Return the CREATE VIEW of `agentsla_typed_spans`: the columns of `spans` from the traces
     table alone, as before materialization (task = trace, no reason, call or attempt). The
-    materializer reads it: it decides those columns itself, so it joins no facts."""
+    materializer reads it: it decides those columns itself, so it joins no facts. It also
+    passes on the exporter's `Timestamp` (the span start, in its sort key) as `timestamp`: a
+    range on it prunes the table's parts and granules, one on `start_ns` (a function of it)
+    does not."""
     columns = _span_columns()
-    body = ",\n    ".join(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES)
+    body = ",\n    ".join([*(f"{columns[name]} as {name}" for name in SPAN_COLUMN_NAMES),
+                            "t.Timestamp as timestamp"])
     db = identifier(database)
     return (f"create or replace view {db}.agentsla_typed_spans as\nselect\n    {body}\n"
             f"from {db}.agentsla_traces as t")

@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import PassResult, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.config import TasksConfig
@@ -34,7 +35,8 @@ class MaterializerLoop:
         self.last: PassResult | None = None
 
     def start(self) -> None:
-        """Start the thread."""
+        """Start the thread, once the rollups are known to be kept for this shard count."""
+        rollups.check_shards(self._runner, self._url.database, self._shard)
         self._thread.start()
 
     def stop(self) -> None:

@@ -8,9 +8,13 @@ from dataclasses import replace
 
 import pytest
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
-from agentsla.queries import hops, root_causes, sla
-from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore
+from agentsla.config import load_config
+from agentsla.errors import PermanentError
+from agentsla.queries import budget, hops, root_causes, sla, slo
+from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
+from agentsla.queries.metrics import Totals
 from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
@@ -111,17 +115,18 @@ class CrashingRunner:
 
 
 #: Where the second pass dies: after its journal, its task rows (the trace-keyed task already
-#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), and
-#: its first rollup's minutes rewritten (task_minutes) but not its hours nor the others.
+#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), its
+#: first rollup's minutes rewritten (task_minutes) but not its hours nor the others, and its
+#: budget minutes rewritten but not their self times per hop kind.
 CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
-           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1)]
+           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1),
+           ("agentsla_budget_minutes", 1)]
 
 
 def _rollup_rows(runner, database: str) -> dict[str, list]:
-    tables = ("task_minutes", "task_histograms", "cause_minutes", "hop_minutes",
-              "hop_histograms")
-    return {t + tier: runner.arrow(f"select * from {database}.{t}{tier} order by all",
-                                   {}).to_pylist() for t in tables for tier in ("", "_hourly")}
+    """Every rollup's FINAL rows, both tiers (the views)."""
+    return {view: runner.arrow(f"select * from {database}.{view} order by all", {}).to_pylist()
+            for r in rollups.ROLLUPS for view in (r.duck.table, r.duck.table + "_hourly")}
 
 
 def _answers(runner, database: str, raw: bool = False) -> list:
@@ -133,7 +138,9 @@ def _answers(runner, database: str, raw: bool = False) -> list:
         return [sla.sla_totals(store, *window, raw=raw),
                 sla.sla_by(store, *window, "task_type", raw=raw),
                 hops.hop_stats(store, *window, raw=raw),
-                root_causes.root_causes(store, *window, raw=raw)]
+                root_causes.root_causes(store, *window, raw=raw),
+                budget.budget_waterfall(store, *window, raw=raw),
+                slo.slo_window(store, load_config(), *window, raw=raw)]
     finally:
         runner.execute("use default")
 
@@ -157,3 +164,168 @@ def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, afte
     # over the rollups (whole minutes) as over raw rows, and as the clean store answers
     assert _answers(runner, crashed) == _answers(runner, clean) \
         == _answers(runner, crashed, raw=True)
+
+
+def _budget_spans() -> list[dict]:
+    """Two finished tasks in minute 0: a (root 0-30 s, a 20 s child; budget 60 s) and d
+    (root 5-45 s, no budget, no child)."""
+    return [_row(4, 1, None, M0, M0 + 30_000, task__id="a", budget__total_ms="60000"),
+            _row(4, 2, 1, M0 + 5_000, M0 + 25_000, gen_ai__operation__name="chat",
+                 gen_ai__request__model="m"),
+            _row(7, 1, None, M0 + 5_000, M0 + 45_000, task__id="d")]
+
+
+def test_the_budget_rollups_hold_the_stored_self_times(runner):
+    """budget_minutes and budget_hop_minutes by hand: durations, budgets, self times."""
+    url = _store(runner, "budget")
+    runner.insert("budget.otel_traces", _budget_spans())
+    run_pass(runner, "budget", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    got = runner.arrow("select minute_ns, sum(tasks), sum(tasks_with_budget), "
+                       "sum(duration_us), sum(budgeted_duration_us), sum(budget_us) "
+                       "from budget.budget_minutes group by minute_ns", {}).to_pylist()
+    # 30 s + 40 s of tasks; only a has a budget (60 s)
+    assert [tuple(r.values()) for r in got] == [(M0_NS, 2, 1, 70e6, 30e6, 60e6)]
+    kinds = {r["hop_kind"]: (r["tasks_with_hop"], r["self_us"], r["budgeted_self_us"])
+             for r in runner.arrow("select hop_kind, sum(tasks_with_hop) as tasks_with_hop, "
+                                   "sum(self_us) as self_us, sum(budgeted_self_us) as "
+                                   "budgeted_self_us from budget.budget_hop_minutes_hourly "
+                                   "group by hop_kind", {}).to_pylist()}
+    # the gateways keep 10 s (a) and 40 s (d); a's model call 20 s
+    assert kinds == {"gateway": (2, 50e6, 10e6), "model": (1, 20e6, 20e6)}
+
+
+def test_a_rollup_added_later_is_built_at_start_up_for_every_kept_shard(runner):
+    """A store kept by two shards before the budget rollups existed: start-up builds them
+    per shard, equal to what the passes keep."""
+    url = _store(runner, "added")
+    runner.insert("added.otel_traces", _budget_spans())
+    for k in (0, 1):
+        run_pass(runner, "added", url.table, Shard(k, 2), LATE, _now(M0 + 70_000))
+    kept = _rollup_rows(runner, "added")
+    for rollup in rollups.BY_SOURCE[rollups.TASK][-2:]:  # drop the budget rollups
+        assert rollup.duck.table.startswith("budget")
+        for tier in rollup.tiers():
+            runner.execute(f"drop table added.{tier}")
+            runner.execute(f"drop view added.{tier.removeprefix('agentsla_')}")
+    prepare(runner, url)
+    assert _rollup_rows(runner, "added") == kept
+    assert {r["shard"] for r in kept["budget_minutes"]} == {"0/2", "1/2"}
+
+
+def _aggregates(runner, database: str) -> tuple:
+    """/metrics' counters, histograms, sums and tasks in progress (every story minute
+    settled), the SLO window over three whole minutes and the burn status at their end."""
+    store = ClickHouseStore(runner)
+    config = load_config()
+    end = M0_NS + 3 * MINUTE_MS * MS
+    runner.execute(f"use {database}")
+    try:
+        totals = Totals(_now(M0 - 600_000))
+        totals.advance(store, _now(M0 + 7_200_000))
+        return (dict(totals.counters), dict(totals.histograms), dict(totals.sums_e6),
+                sorted(totals.in_progress(store, _now(M0 + 130_000))),
+                slo.slo_window(store, config, M0_NS, end), slo.slo_status(store, config, end))
+    finally:
+        runner.execute("use default")
+
+
+def test_metrics_and_slo_windows_read_the_rollups_not_the_rows(runner):
+    """With the task and hop_spans rows gone, /metrics and the SLO windows over whole minutes
+    answer as before: they read only the rollups."""
+    url = _store(runner, "rolled")
+    runner.insert("rolled.otel_traces", _first_spans())
+    run_pass(runner, "rolled", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    runner.insert("rolled.otel_traces", _second_spans())
+    run_pass(runner, "rolled", url.table, Shard(0, 1), LATE, _now(M0 + 130_000))
+    before = _aggregates(runner, "rolled")
+    # by hand: b degraded, trace 1's task and c succeeded; six spans, one of them a model call
+    assert sum(before[0]["agentsla_tasks_total"].values()) == 3
+    assert before[0]["agentsla_tasks_total"][("", "degraded")] == 1
+    assert sum(before[0]["agentsla_hop_calls_total"].values()) == 6
+    assert [(r["good"], r["bad"]) for r in before[4]] == [(3, 0)]  # degraded is good (default)
+    for table in ("agentsla_tasks", "agentsla_hop_spans"):
+        runner.execute(f"truncate table rolled.{table}")
+    assert _aggregates(runner, "rolled") == before
+
+
+def _shard_labels(runner, database: str) -> set[str]:
+    return {r["shard"] for r in runner.arrow(
+        " union all ".join(f"select shard from {database}.{r.duck.table}{tier}"
+                           for r in rollups.ROLLUPS for tier in ("", "_hourly")),
+        {}).to_pylist()}
+
+
+def test_changing_the_shard_count_rebuilds_the_rollups_per_shard(runner):
+    """N = 1 -> 2: workers of the new count refuse until the rollups are rebuilt; then the
+    two shards answer as one shard does, also after passes of both new shards."""
+    for database in ("one_shard", "two_shards"):
+        url = _store(runner, database)
+        runner.insert(f"{database}.otel_traces", _first_spans() + _budget_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    kept = _answers(runner, "one_shard")
+    with pytest.raises(PermanentError, match=r"rollups rebuild --store URL --shards 2"):
+        rollups.check_shards(runner, "two_shards", Shard(1, 2))
+    lines: list[str] = []
+    rollups.reshard(runner, "two_shards", 2, lines.append)
+    assert [line.split(":")[0] for line in lines[1:3]] == ["shard 0/2", "shard 1/2"]
+    assert _shard_labels(runner, "two_shards") == {"0/2", "1/2"}  # traces 1, 4 / 2, 3, 7
+    assert _answers(runner, "two_shards") == kept
+    rollups.check_shards(runner, "two_shards", Shard(1, 2))  # no error now
+    with pytest.raises(PermanentError, match="shards 0/2, 1/2, not for 1 shard"):
+        rollups.check_shards(runner, "two_shards", Shard(0, 1))
+    for database, shards in (("one_shard", [Shard(0, 1)]),
+                             ("two_shards", [Shard(0, 2), Shard(1, 2)])):
+        runner.insert(f"{database}.otel_traces", _second_spans())
+        for shard in shards:  # the new shards start from the old one's watermark
+            run_pass(runner, database, url.table, shard, LATE, _now(M0 + 130_000))
+    assert _answers(runner, "two_shards") == _answers(runner, "one_shard") \
+        == _answers(runner, "two_shards", raw=True)
+    # by hand: minute 0 holds b (degraded), a and d; minute 1 trace 1's task and c; with two
+    # shards each minute has a row of each (b, d / a; c / trace 1)
+    one, two = _minutes(runner, "one_shard"), _minutes(runner, "two_shards")
+    assert [m[:5] for m in two] == [m[:5] for m in one] \
+        == [(M0_NS, 3, 2, 1, 0), (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0)]
+    assert [m[5] for m in one] == [1, 1] and [m[5] for m in two] == [2, 2]
+
+
+_CLI_SCRIPT = """
+import sys
+from agentsla.cli import main
+from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.collector.store.clickhouse.url import parse_store_url
+from agentsla.queries.engines.clickhouse import open_runner
+sys.path.insert(0, {tests!r})
+from test_clickhouse_rollups import LATE, M0, _first_spans, _now
+
+url = parse_store_url({store!r})
+runner = open_runner(url)
+runner.insert("default.otel_traces", _first_spans())
+run_pass(runner, "default", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+runner.close()
+codes = [main(["rollups", "rebuild", "--store", {store!r}, "--shards", "2"]),
+         main(["materialize", "--store", {store!r}, "--shard", "0/1", "--once"]),
+         main(["rollups", "rebuild", "--store", {store!r}]),
+         main(["rollups", "rebuild", "--shards", "2", "--data-dir", {store_dir!r}])]
+print("codes", codes)
+"""
+
+
+def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
+    """`agentsla rollups rebuild --store URL --shards 2` in a process of its own (chdb: one
+    data path a process): it logs each shard; a worker of the old count then exits 2 naming
+    the command; --shards is required on ClickHouse and refused on DuckDB."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = _CLI_SCRIPT.format(tests=str(Path(__file__).parent),
+                                store=f"chdb://{tmp_path / 'store'}",
+                                store_dir=str(tmp_path / "duck"))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert "codes [0, 2, 2, 2]" in done.stdout, done.stderr[-2000:]
+    assert "shard 0/2: rollups rebuilt (1/2)" in done.stderr
+    assert "shard 1/2: rollups rebuilt (2/2)" in done.stderr
+    assert "rollups rebuilt for 2 shard(s)" in done.stderr
+    assert "run `agentsla rollups rebuild --store URL --shards 1`" in done.stderr
+    assert "needs --shards M" in done.stderr and "DuckDB's rollups have no shards" in done.stderr

@@ -1,10 +1,12 @@
 -- queries.metrics: calls, logical calls, retries, errors (and the timeouts, rate limits and open
--- circuits among them) and tokens of the spans that ended in [start_ns, end_ns) per hop. Over the
--- materialized spans (hop_spans); a logical call counts at its first attempt
--- and a retry is an attempt above 0, as in collector/store/rollups.py.
-select w.hop_kind as hop_kind, w.hop_name as hop_name, count() as calls,
-    countIf(coalesce(w.attempt, w.retry_attempt, 0) > 0) as retries,
-    {{hop_call_counts}}
-from hop_spans as w
-where w.end_ns >= {start_ns:Int64} and w.end_ns < {end_ns:Int64}
-group by w.hop_kind, w.hop_name
+-- circuits among them) and tokens of the spans of whole minutes [roll_lo, roll_hi) per hop,
+-- from hop_minutes and its hour tier, summed over shards
+select r.hop_kind as hop_kind, r.hop_name as hop_name, sum(r.calls) as calls,
+    sum(r.logical_calls) as logical_calls, sum(r.retries) as retries, sum(r.errors) as errors,
+    sum(r.timeouts) as timeouts, sum(r.rate_limited) as rate_limited,
+    sum(r.circuit_open) as circuit_open, sum(r.input_tokens) as input_tokens,
+    sum(r.output_tokens) as output_tokens
+from (select * from hop_minutes_hourly where {{hourly_range}}
+      union all
+      select * from hop_minutes where {{minute_range}}) as r
+group by r.hop_kind, r.hop_name

@@ -1,21 +1,11 @@
--- queries.metrics: hop latency (latency_ms) and time to first token (ttft_ms) of the spans that
--- ended in [start_ns, end_ns), per hop, as exponential-histogram bucket counts and sums (sum_e6
--- in µs, rounded half up as DuckDB's round). Over the materialized spans (hop_spans; no hop
--- rollups on ClickHouse yet).
-with ended as (
-    select s.hop_kind as hop_kind, s.hop_name as hop_name, s.duration_ms as duration_ms,
-        s.ttft_ms as ttft_ms
-    from hop_spans as s
-    where s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
-)
-select hop_kind, hop_name, metric, {{hist_bucket}} as bucket, count() as count,
-    sum(toInt64(floor(value * 1000 + 0.5))) as sum_e6
-from (
-    select hop_kind, hop_name, 'latency_ms' as metric, duration_ms as value
-    from ended
-    union all
-    select hop_kind, hop_name, 'ttft_ms', ttft_ms
-    from ended
-)
-where value is not null
-group by hop_kind, hop_name, metric, bucket
+-- queries.metrics: hop latency (latency_ms) and time to first token (ttft_ms) of the spans of
+-- whole minutes [roll_lo, roll_hi), per hop, as exponential-histogram bucket counts and sums
+-- (sum_e6: millionths of the exposed unit, rollups.HISTOGRAM_VALUES), from hop_histograms and
+-- its hour tier, summed over shards
+select r.hop_kind as hop_kind, r.hop_name as hop_name, r.metric as metric, r.bucket as bucket,
+    sum(r.count) as count, sum(r.sum_e6) as sum_e6
+from (select * from hop_histograms_hourly where {{hourly_range}}
+      union all
+      select * from hop_histograms where {{minute_range}}) as r
+group by r.hop_kind, r.hop_name, r.metric, r.bucket
+having sum(r.count) <> 0

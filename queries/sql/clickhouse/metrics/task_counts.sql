@@ -1,14 +1,11 @@
--- queries.metrics: the tasks that finished in the whole minutes [start_ns, end_ns) per task type
--- and outcome. Over the tasks view (not the rollups: roll_lo/roll_hi unused).
-select t.task_type as task_type,
-    countIf(t.outcome = 'success') as success, countIf(t.outcome = 'degraded') as degraded,
-    countIf(t.outcome = 'failed') as failed,
-    countIf(t.outcome = 'budget_exhausted') as budget_exhausted,
-    countIf(t.outcome = 'rejected') as rejected, countIf(t.outcome = 'lost') as lost,
-    countIf(t.outcome = 'cancelled') as cancelled,
-    countIf(t.outcome not in ('cancelled', 'lost') and t.gateway_ok is not null)
-        as gateway_answered,
-    countIf(t.outcome not in ('cancelled', 'lost') and t.gateway_ok) as gateway_ok
-from tasks as t
-where t.finished and t.end_ns >= {start_ns:Int64} and t.end_ns < {end_ns:Int64}
-group by t.task_type
+-- queries.metrics: the tasks of whole minutes [roll_lo, roll_hi) per task type and outcome
+-- (the minutes outside its whole hours from task_minutes, the hours from the hour tier),
+-- summed over shards; columns read as r.* (unqualified names would be the aliases)
+select r.task_type as task_type, sum(r.success) as success, sum(r.degraded) as degraded,
+    sum(r.failed) as failed, sum(r.budget_exhausted) as budget_exhausted,
+    sum(r.rejected) as rejected, sum(r.lost) as lost, sum(r.cancelled) as cancelled,
+    sum(r.gateway_answered) as gateway_answered, sum(r.gateway_ok) as gateway_ok
+from (select * from task_minutes_hourly where {{hourly_range}}
+      union all
+      select * from task_minutes where {{minute_range}}) as r
+group by r.task_type
