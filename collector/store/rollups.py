@@ -48,6 +48,10 @@ ZERO_BUCKET = -1_000_000
 #: key once merged) and what the signed source rows pending since the last merge contribute.
 STORED = "_stored"
 PENDING = "rollup_pending"
+#: The view of each rollup's pending contribution (`<table>_pending`) and the view of its
+#: stored hours, stored minutes and pending minutes side by side (`<table>_tiers`).
+PENDING_TIER = "_pending"
+TIERS = "_tiers"
 
 
 def bucket_sql(value: str) -> str:
@@ -90,9 +94,33 @@ class Rollup:
         return (f"select minute_ns, {', '.join(self.keys[1:])}, {values} "
                 f"from ({self.contribution.format(src=src)}) where {_nonzero(self)}")
 
+    def pending_view(self) -> str:
+        """Return the statement of the view of what the pending rows add, per minute and key
+        (`<table>_pending`): the one place readers and the tier views plan it from."""
+        return f"create or replace view {self.table}{PENDING_TIER} as {self.pending()}"
+
+    def tiers_view(self) -> str:
+        """Return the statement of the view that readers of a window read (`<table>_tiers`):
+        the stored hours, the stored minutes and the pending minutes, each row marked with its
+        `tier` ('hour', 'minute', 'pending'), not summed per minute.
+
+        A window's whole hours come from the stored hours, its other whole minutes from the
+        stored minutes, and every whole minute of it from the pending rows (a merge adds them to
+        both stored tiers at once), so a question filters the tiers (`_tier_range.sql`) and
+        sums the rows it groups: one plan of the pending rows' contribution instead of two
+        views each summing stored and pending rows per minute (docs/rollups.md, What readers
+        pay). Rows of one minute and key may cancel: questions keep only groups with a nonzero
+        count, as the raw rows give them.
+        """
+        minutes, hours = self.tiers()
+        return (f"create or replace view {self.table}{TIERS} as "
+                f"select 'hour' as tier, * from {hours}{STORED} "
+                f"union all select 'minute' as tier, * from {minutes}{STORED} "
+                f"union all select 'pending' as tier, * from {self.table}{PENDING_TIER}")
+
     def view(self, tier: str) -> str:
         """Return the statement of a tier's view: its stored rows and the pending rows, summed
-        per minute (or hour) and key.
+        per minute (or hour) and key (`rollups check`, /metrics and /slo read these).
 
         Summed, not only appended: a key whose stored and pending rows cancel out (a task
         counted in progress under no type, then finished under its type) is no row, as it is

@@ -188,6 +188,23 @@ def test_a_key_whose_stored_and_pending_rows_cancel_out_is_no_row(con):
     assert con.execute("select task_type from task_minutes").fetchall() == [("chat",)]
 
 
+def test_a_question_over_rows_that_cancel_out_has_no_group_for_them(con):
+    from agentsla.queries.engines.duckdb import DuckDBStore
+    from agentsla.queries.sla import sla_by
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # in progress, no task type yet
+    w.rollups.merge()
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))
+    # the questions read the tiers unsummed (`<rollup>_tiers`): stored +1 in progress under no
+    # type and pending -1 there are two rows, which the group's sums cancel; whole minutes
+    # M0..M0+2 from the rollups, and the same window over raw rows
+    store = DuckDBStore(con)
+    for raw in (False, True):
+        groups = sla_by(store, M0, M0 + 2 * MINUTE, "task_type", raw=raw)
+        assert [(g["task_type"], g["finished"], g["failed"], g["in_progress"])
+                for g in groups] == [("chat", 1, 1, 0)]
+
+
 def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
     from agentsla.cli import main
     con = open_store(tmp_path / "agentsla.duckdb")
