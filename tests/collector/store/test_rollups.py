@@ -138,6 +138,26 @@ def test_rebuild_reproduces_what_the_writer_kept(con):
     assert live["task_minutes"] and live["hop_histograms"] and live["hop_histograms_hourly"]
 
 
+def test_rebuild_and_migration_10_store_each_tier_in_the_order_of_its_minutes(con):
+    # 200 spans of one trace, each ending in its own minute, written newest first: the stored
+    # rows must come out oldest minute first (readers' minute ranges then touch few row groups)
+    w = writer(con)
+    w.write([child(f"{i:016x}", 60 * (199 - i), 60 * (199 - i) + 1) for i in range(200)],
+            now_ns=ms(200 * 60_000))
+    def minutes() -> list[int]:
+        return [m for (m,) in con.execute("select minute_ns from hop_minutes_stored "
+                                          "order by rowid").fetchall()]
+    rollups.rebuild(con)
+    assert len(minutes()) == 200 and minutes() == sorted(minutes())
+    con.execute("create or replace temp table shuffled as select * from hop_minutes_stored "
+                "order by minute_ns desc")
+    con.execute("delete from hop_minutes_stored")
+    con.execute("insert into hop_minutes_stored select * from shuffled")
+    assert minutes() == sorted(minutes(), reverse=True)
+    rollups.sort_stored(con)
+    assert minutes() == sorted(minutes())
+
+
 def test_the_histogram_bucket_is_opentelemetrys_index():
     # scale 5: bucket i holds (2^(i/32), 2^((i+1)/32)]; 1 is the upper bound of bucket -1,
     # 2 of bucket 31; zero has its own bucket
