@@ -20,9 +20,10 @@ logical call numbers, which `calls_changed` corrects the same way. The writer ap
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
 at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
 `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
-contribution of the pending rows; once `rollup_merge_rows` (a setting) are pending, they are
-summed into the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree
-does on merge.
+contribution of the pending rows (the window questions read `<table>_tiers` instead: stored
+hours, stored minutes and pending minutes side by side, unsummed); once `rollup_merge_rows` (a
+setting) are pending, they are summed into the stored ones, one row per minute and key, as
+ClickHouse's SummingMergeTree does on merge.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class Rollup:
 
     def pending_view(self) -> str:
         """Return the statement of the view of what the pending rows add, per minute and key
-        (`<table>_pending`): the one place readers and the tier views plan it from."""
+        (`<table>_pending`, the pending minutes of `<table>_tiers`)."""
         return f"create or replace view {self.table}{PENDING_TIER} as {self.pending()}"
 
     def tiers_view(self) -> str:
