@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from agentsla.client import ApiClient
 from agentsla.errors import AgentslaError
@@ -84,6 +85,24 @@ def call(method: str, *args: str, lasting: bool = False, **params: Any) -> Any:
     """
     fetch = _fetch_lasting if lasting else _fetch
     return fetch(target(), method, tuple(args), _clean(params))
+
+
+def call_all(*calls: tuple[str, dict[str, Any]]) -> list[Future]:
+    """Make several `call`s at once, each `(method, params)`; return when all have answered.
+
+    One thread per call (with this script run's context, which `st.cache_data` and the
+    session's API target need), so a page waits for its slowest answer instead of their sum.
+    Each future's `result()` is its answer or raises its own error, so every section of the
+    page still shows its own message.
+    """
+    ctx = get_script_run_ctx()
+
+    def run(method: str, params: dict[str, Any]) -> Any:
+        add_script_run_ctx(threading.current_thread(), ctx)
+        return call(method, **params)
+
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="agentsla-call") as pool:
+        return [pool.submit(run, method, params) for method, params in calls]
 
 
 class Pending(Exception):

@@ -20,9 +20,10 @@ logical call numbers, which `calls_changed` corrects the same way. The writer ap
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
 at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
 `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
-contribution of the pending rows; once `rollup_merge_rows` (a setting) are pending, they are
-summed into the stored ones, one row per minute and key, as ClickHouse's SummingMergeTree
-does on merge.
+contribution of the pending rows (the window questions read `<table>_tiers` instead: stored
+hours, stored minutes and pending minutes side by side, unsummed); once `rollup_merge_rows` (a
+setting) are pending, they are summed into the stored ones, one row per minute and key, as
+ClickHouse's SummingMergeTree does on merge.
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ ZERO_BUCKET = -1_000_000
 #: key once merged) and what the signed source rows pending since the last merge contribute.
 STORED = "_stored"
 PENDING = "rollup_pending"
+#: The view of each rollup's pending contribution (`<table>_pending`) and the view of its
+#: stored hours, stored minutes and pending minutes side by side (`<table>_tiers`).
+PENDING_TIER = "_pending"
+TIERS = "_tiers"
 
 
 def bucket_sql(value: str) -> str:
@@ -90,9 +95,33 @@ class Rollup:
         return (f"select minute_ns, {', '.join(self.keys[1:])}, {values} "
                 f"from ({self.contribution.format(src=src)}) where {_nonzero(self)}")
 
+    def pending_view(self) -> str:
+        """Return the statement of the view of what the pending rows add, per minute and key
+        (`<table>_pending`, the pending minutes of `<table>_tiers`)."""
+        return f"create or replace view {self.table}{PENDING_TIER} as {self.pending()}"
+
+    def tiers_view(self) -> str:
+        """Return the statement of the view that readers of a window read (`<table>_tiers`):
+        the stored hours, the stored minutes and the pending minutes, each row marked with its
+        `tier` ('hour', 'minute', 'pending'), not summed per minute.
+
+        A window's whole hours come from the stored hours, its other whole minutes from the
+        stored minutes, and every whole minute of it from the pending rows (a merge adds them to
+        both stored tiers at once), so a question filters the tiers (`_tier_range.sql`) and
+        sums the rows it groups: one plan of the pending rows' contribution instead of two
+        views each summing stored and pending rows per minute (docs/rollups.md, What readers
+        pay). Rows of one minute and key may cancel: questions keep only groups with a nonzero
+        count, as the raw rows give them.
+        """
+        minutes, hours = self.tiers()
+        return (f"create or replace view {self.table}{TIERS} as "
+                f"select 'hour' as tier, * from {hours}{STORED} "
+                f"union all select 'minute' as tier, * from {minutes}{STORED} "
+                f"union all select 'pending' as tier, * from {self.table}{PENDING_TIER}")
+
     def view(self, tier: str) -> str:
         """Return the statement of a tier's view: its stored rows and the pending rows, summed
-        per minute (or hour) and key.
+        per minute (or hour) and key (`rollups check`, /metrics and /slo read these).
 
         Summed, not only appended: a key whose stored and pending rows cancel out (a task
         counted in progress under no type, then finished under its type) is no row, as it is
@@ -122,7 +151,7 @@ class Rollup:
         keys = ", ".join(self.keys[1:])
         return (f"insert into {self.table}{HOURLY}{suffix} by name select minute_ns // {HOUR_NS} "
                 f"* {HOUR_NS} as minute_ns, {keys}, {_summed(self)} from {self.table}{suffix} "
-                f"group by all")
+                f"group by all order by minute_ns")
 
 
 _TASK_MINUTE = "(case when finished then end_ns else start_ns end) // 60000000000 * 60000000000"
@@ -259,7 +288,8 @@ def merge_pending(con: duckdb.DuckDBPyConnection) -> None:
                         f"({minute} as minute_ns) from rollup_delta) group by all "
                         f"having {_nonzero(rollup)}")
             con.execute(f"delete from {tier}{STORED} where {where}")
-            con.execute(f"insert into {tier}{STORED} by name select * from rollup_merged")
+            con.execute(f"insert into {tier}{STORED} by name select * from rollup_merged "
+                        f"order by minute_ns")
     con.execute(f"delete from {PENDING}")
 
 
@@ -456,10 +486,29 @@ def _same_keys(rollup: Rollup, a: str, b: str) -> str:
     return " and ".join(f"{a}.{k} is not distinct from {b}.{k}" for k in rollup.keys)
 
 
+def sort_stored(con: duckdb.DuckDBPyConnection) -> None:
+    """Rewrite every stored tier in the order of its minutes (migration 10).
+
+    Readers ask for ranges of minutes, which DuckDB answers from the row groups whose zone maps
+    overlap them; rows written in hash-aggregate order (the migrations' backfills and `rebuild`
+    before they sorted) spread each minute over every row group of a day (a day's minutes read
+    12 of the 23 row groups of hop_histograms at 10M spans). Merges append recent minutes, so
+    a table kept by the writer stays in about that order.
+    """
+    for rollup in ROLLUPS:
+        for tier in rollup.tiers():
+            con.execute(f"create or replace temp table rollup_sorted as select * from "
+                        f"{tier}{STORED} order by minute_ns")
+            con.execute(f"delete from {tier}{STORED}")
+            con.execute(f"insert into {tier}{STORED} select * from rollup_sorted")
+    con.execute("drop table if exists rollup_sorted")
+
+
 def backfill_sql(selected: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
     """Return the statements that fill empty rollups from every stored task and span."""
-    return [f"insert into {r.table} by name "
+    return [f"insert into {r.table} by name select * from ("
             + r.contribution.format(src=f"(select *, 1 as sign from {table})")
+            + ") order by minute_ns"
             for rollups, table in ((TASK_ROLLUPS, "task_store"), (SPAN_ROLLUPS, "span_store"))
             for r in rollups if r in selected]
 
@@ -494,7 +543,7 @@ def _rebuild_table(con, rollups, table: str, minute: str, chunk_ns: int, progres
         src = (f"(select *, 1 as sign from {table} "
                f"where {minute} >= {first} and {minute} < {first + chunk_ns})")
         for rollup in rollups:
-            con.execute(f"insert into {rollup.table}{STORED} by name "
-                        f"{rollup.contribution.format(src=src)}")
+            con.execute(f"insert into {rollup.table}{STORED} by name select * from "
+                        f"({rollup.contribution.format(src=src)}) order by minute_ns")
         if progress:
             progress(table, n, len(chunks))

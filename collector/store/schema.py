@@ -246,6 +246,11 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
      rollups.fill_histogram_sums),
     # 9: the tiers' views compute their pending rows' sums once (materialized)
     tuple(r.view(tier) for r in rollups.ROLLUPS for tier in r.tiers()),
+    # 10: each rollup's pending contribution as a view of its own, and the view of its stored
+    # hours, stored minutes and pending minutes that the window questions read; the stored
+    # tiers rewritten in the order of their minutes (zone maps)
+    (*(r.pending_view() for r in rollups.ROLLUPS), *(r.tiers_view() for r in rollups.ROLLUPS),
+     rollups.sort_stored),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future
+
 import streamlit as st
 
 from agentsla.dashboard import data, figures, filters, fmt, render, tables
@@ -29,10 +31,10 @@ def _headline(totals: dict, window: dict) -> None:
                f"p99 {fmt.duration(totals.get('latency_p99_ms'))}")
 
 
-def _slos() -> None:
+def _slos(asked: Future) -> None:
     st.subheader("Error budget and burn rates")
     render.filter_note("/api/v1/slo", "the error budgets")
-    answer = data.call("slo", **filters.api_params("/api/v1/slo"))
+    answer = asked.result()
     slos = answer.get("slos") or []
     if not slos:
         st.info("No finished tasks in the SLO windows yet, and no SLO configured.")
@@ -42,17 +44,20 @@ def _slos() -> None:
 
 
 def body() -> None:
-    """Draw the overview from /api/v1/sla and /api/v1/slo."""
+    """Draw the overview from /api/v1/sla and /api/v1/slo (asked at once)."""
     f = filters.current()
     render.filter_note("/api/v1/sla")
-    sla = data.call("sla", **filters.api_params("/api/v1/sla", step=f.step, group_by="task_type"))
+    sla_asked, slo_asked = data.call_all(
+        ("sla", filters.api_params("/api/v1/sla", step=f.step, group_by="task_type")),
+        ("slo", filters.api_params("/api/v1/slo")))
+    sla = sla_asked.result()
     _headline(sla["totals"], sla["window"])
     left, right = st.columns(2)
     with left:
         render.chart(figures.success_over_time(sla.get("series") or []), "success_series")
     with right:
         render.chart(figures.traffic_over_time(sla.get("series") or []), "traffic_series")
-    _slos()
+    _slos(slo_asked)
     st.subheader("Per task type")
     groups = sla.get("groups") or []
     if groups:

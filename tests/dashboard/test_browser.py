@@ -184,3 +184,27 @@ def test_alerts(browser, dashboard, seeded) -> None:
         page.screenshot(path=str(ARTIFACTS / "alerts.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_a_chart_says_so_when_plotly_js_does_not_load(browser, dashboard, seeded) -> None:
+    page = browser["light"].new_page()
+    # the browser cannot fetch the bundle (a proxy, an ad blocker, a broken install)
+    page.route("**/plotly-cartesian.min.js", lambda route: route.abort())
+    try:
+        page.goto(f"{dashboard}/root-causes")
+        errors = page.locator("[data-chart-error]")
+        errors.nth(1).wait_for(timeout=WAIT_MS)  # the Pareto and the causes over time
+        page.get_by_test_id("stStatusWidget").wait_for(state="hidden", timeout=WAIT_MS)
+        assert errors.count() == 2 and page.locator(".js-plotly-plot").count() == 0
+        for text in errors.all_inner_texts():
+            assert text.startswith("This chart cannot be drawn: plotly.js (")
+            assert "plotly-cartesian.min.js) did not load: the browser could not load it" in text
+        # the rest of the page is drawn
+        metric = page.get_by_test_id("stMetric").filter(has_text="Blamed tasks").first
+        answer = seeded.api("/api/v1/root-causes", window="1h").json()
+        assert metric.get_by_test_id("stMetricValue").inner_text() == fmt.count(
+            answer["blamed_tasks"])
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "chart-bundle-missing.png"), full_page=True)
+    finally:
+        page.close()

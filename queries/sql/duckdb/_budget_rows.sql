@@ -2,10 +2,8 @@ budget_rows as (
     -- the window's tasks, their durations and budgets (whole µs): per minute from
     -- budget_minutes, per task from budget_tasks (the sums of collector/store/rollups.py BUDGET)
     select tasks, tasks_with_budget, duration_us, budgeted_duration_us, budget_us
-    from (select * from budget_minutes_hourly where {{hourly_range}}
-          union all
-          select * from budget_minutes where {{minute_range}})
-    where true
+    from budget_minutes_tiers
+    where {{tier_range}}
 {{task_filters}}
     union all
     select 1, (budget_total_ms > 0)::integer, round(coalesce(duration_ms, 0) * 1000),

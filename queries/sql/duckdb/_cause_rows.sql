@@ -3,10 +3,8 @@ cause_rows as (
     -- raw_blamed; lost_us is the tasks' summed duration in whole microseconds
     select minute_ns as t_ns, ffh_kind, ffh_name, ffh_reason, tasks, lost_us, failed, degraded,
         budget_exhausted, rejected
-    from (select * from cause_minutes_hourly where {{hourly_range}}
-          union all
-          select * from cause_minutes where {{minute_range}})
-    where true
+    from cause_minutes_tiers
+    where {{tier_range}}
 {{task_filters}}
     union all
     select end_ns, ffh_kind, ffh_name, ffh_reason, 1, round(coalesce(duration_ms, 0) * 1000),

@@ -1,10 +1,8 @@
 hop_hist as (
     -- hop latency (latency_ms) and time to first token (ttft_ms) as histogram buckets at t_ns
     select minute_ns as t_ns, hop_kind, hop_name, metric, bucket, count
-    from (select * from hop_histograms_hourly where {{hourly_range}}
-          union all
-          select * from hop_histograms where {{minute_range}})
-    where true
+    from hop_histograms_tiers
+    where {{tier_range}}
       and ($hop_kind is null or hop_kind = $hop_kind)
     union all
     select t_ns, hop_kind, hop_name, metric, {{hist_bucket}} as bucket, 1 as count

@@ -3,10 +3,8 @@ hop_rows as (
     -- collector/store/rollups.py HOPS; a logical call counts at its first attempt)
     select minute_ns as t_ns, hop_kind, hop_name, calls, logical_calls, retries, errors,
         timeouts, rate_limited, circuit_open, input_tokens, output_tokens
-    from (select * from hop_minutes_hourly where {{hourly_range}}
-          union all
-          select * from hop_minutes where {{minute_range}})
-    where true
+    from hop_minutes_tiers
+    where {{tier_range}}
       and ($hop_kind is null or hop_kind = $hop_kind)
     union all
     select end_ns, hop_kind, hop_name, 1,

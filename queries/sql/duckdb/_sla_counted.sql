@@ -8,6 +8,9 @@ counted as (
         sum(gateway_ok) as gateway_ok
     from grouped
     group by grp
+    -- a group of rows that cancel out (a task counted in progress under no type, then
+    -- finished under its type) is no group: every raw task counts once in one of these
+    having sum(finished) <> 0 or sum(cancelled) <> 0 or sum(in_progress) <> 0
 ),
 hist as (
     select grp, metric, bucket, count

@@ -2,10 +2,8 @@ task_hist as (
     -- task duration (latency_ms) and budget use (budget_used) of finished tasks whose root
     -- ended (cancelled and lost excluded), as exponential-histogram buckets at t_ns
     select minute_ns as t_ns, task_type, tenant_id, service_name, agent, metric, bucket, count
-    from (select * from task_histograms_hourly where {{hourly_range}}
-          union all
-          select * from task_histograms where {{minute_range}})
-    where true
+    from task_histograms_tiers
+    where {{tier_range}}
 {{task_filters}}
     union all
     select t_ns, task_type, tenant_id, service_name, agent, metric, {{hist_bucket}} as bucket,

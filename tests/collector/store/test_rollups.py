@@ -138,6 +138,26 @@ def test_rebuild_reproduces_what_the_writer_kept(con):
     assert live["task_minutes"] and live["hop_histograms"] and live["hop_histograms_hourly"]
 
 
+def test_rebuild_and_migration_10_store_each_tier_in_the_order_of_its_minutes(con):
+    # 200 spans of one trace, each ending in its own minute, written newest first: the stored
+    # rows must come out oldest minute first (readers' minute ranges then touch few row groups)
+    w = writer(con)
+    w.write([child(f"{i:016x}", 60 * (199 - i), 60 * (199 - i) + 1) for i in range(200)],
+            now_ns=ms(200 * 60_000))
+    def minutes() -> list[int]:
+        return [m for (m,) in con.execute("select minute_ns from hop_minutes_stored "
+                                          "order by rowid").fetchall()]
+    rollups.rebuild(con)
+    assert len(minutes()) == 200 and minutes() == sorted(minutes())
+    con.execute("create or replace temp table shuffled as select * from hop_minutes_stored "
+                "order by minute_ns desc")
+    con.execute("delete from hop_minutes_stored")
+    con.execute("insert into hop_minutes_stored select * from shuffled")
+    assert minutes() == sorted(minutes(), reverse=True)
+    rollups.sort_stored(con)
+    assert minutes() == sorted(minutes())
+
+
 def test_the_histogram_bucket_is_opentelemetrys_index():
     # scale 5: bucket i holds (2^(i/32), 2^((i+1)/32)]; 1 is the upper bound of bucket -1,
     # 2 of bucket 31; zero has its own bucket
@@ -186,6 +206,23 @@ def test_a_key_whose_stored_and_pending_rows_cancel_out_is_no_row(con):
     assert con.execute("select task_type, minute_ns from task_minutes_hourly").fetchall() == [
         ("chat", M0 // (60 * MINUTE) * 60 * MINUTE)]
     assert con.execute("select task_type from task_minutes").fetchall() == [("chat",)]
+
+
+def test_a_question_over_rows_that_cancel_out_has_no_group_for_them(con):
+    from agentsla.queries.engines.duckdb import DuckDBStore
+    from agentsla.queries.sla import sla_by
+    w = writer(con)
+    w.write([child("2" * 16, 1, 30)], now_ns=ms(30_000))  # in progress, no task type yet
+    w.rollups.merge()
+    w.write([root(70, status_code="error")], now_ns=ms(70_000))
+    # the questions read the tiers unsummed (`<rollup>_tiers`): stored +1 in progress under no
+    # type and pending -1 there are two rows, which the group's sums cancel; whole minutes
+    # M0..M0+2 from the rollups, and the same window over raw rows
+    store = DuckDBStore(con)
+    for raw in (False, True):
+        groups = sla_by(store, M0, M0 + 2 * MINUTE, "task_type", raw=raw)
+        assert [(g["task_type"], g["finished"], g["failed"], g["in_progress"])
+                for g in groups] == [("chat", 1, 1, 0)]
 
 
 def test_the_check_command_finds_a_corrupted_rollup_and_rebuild_repairs_it(tmp_path, capsys):
