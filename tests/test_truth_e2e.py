@@ -27,16 +27,9 @@ RUNS = [("agentsla", SEED, TASKS, ()), ("genai", 20261201, STANDARD_TASKS, ()),
         ("openinference", 7, STANDARD_TASKS, ()),
         *((vocabulary, seed, TASKS, (pytest.mark.soak,))
           for vocabulary in ("genai", "openinference") for seed in (11, 20270101))]
-#: Known disagreements, each a product gap reported with this test (not the truth's doing).
-KNOWN = {
-    ("polling_wait", "openinference"): pytest.mark.xfail(strict=False, reason=(
-        "context_growth reported on the polling scenario when task.type is absent")),
-    ("polling_wait", "genai"): pytest.mark.xfail(strict=False, reason=(
-        "context_growth reported on the polling scenario when task.type is absent")),
-}
 PLAYS = [pytest.param(scenario, vocabulary, seed, tasks,
                       id=f"{scenario}-{vocabulary}" + (f"-{seed}" if marks else ""),
-                      marks=(*marks, *filter(None, [KNOWN.get((scenario, vocabulary))])))
+                      marks=marks)
          for scenario in sorted(SCENARIOS) for vocabulary, seed, tasks, marks in RUNS]
 #: How long to wait for the server to list every task it acknowledged (a loaded box is slow).
 SETTLE_S = 60.0

@@ -58,7 +58,7 @@ def detect(store: ReadStore, params, th) -> list[dict]:
                                   _GROWTH_EVIDENCE[row["rule"]]))
     for row in long_prompts_timing_out(store, params):
         slope = row["ms_per_1k_tokens"]
-        per_k = f"; latency grows {dur(slope)} per 1k tokens" if slope else ""
+        per_k = f"; latency grows {dur(slope)} per 1k tokens" if slope and slope > 0 else ""
         hint = (f"{hop_label(row)}: {row['timeouts']} call(s) timed out with a median prompt of "
                 f"{row['timed_out_median_tokens']:.0f} tokens vs {row['other_median_tokens']:.0f} "
                 f"for the others{per_k}; cap the prompt or scale the timeout with its length")

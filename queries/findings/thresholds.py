@@ -84,7 +84,12 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "... while the last call took at least this many times as long as the first."),
     Threshold("context_timeout_prompt_ratio", 2.0, "context_growth",
               "Median prompt of a model's timed-out calls over that of its other calls, at or "
-              "above which long prompts are blamed for the timeouts."),
+              "above which long prompts are blamed for the timeouts ..."),
+    Threshold("context_timeout_duration_quantile", 0.9, "context_growth",
+              "... when the timed-out calls' median duration reaches this quantile of the "
+              "other calls' durations: calls a deadline cut short (a remaining budget, a "
+              "cancelled task) ran shorter than their peers, and their prompts are not to "
+              "blame (0: as long as the fastest of them)."),
     Threshold("rate_limit_min_absorbed", 5, "rate_limit_masking",
               "429s absorbed by retries (the call then succeeded), before reporting."),
     Threshold("rate_limit_min_share", 0.05, "rate_limit_masking",
@@ -140,6 +145,8 @@ def _parse_value(name: str, value: Any) -> float:
         raise ConfigError(f"findings.{name}: bad value {value!r}: expected a number") from None
     if number < 0:
         raise ConfigError(f"findings.{name}: bad value {value!r}: must not be negative")
+    if name.endswith("_quantile") and number > 1:
+        raise ConfigError(f"findings.{name}: bad value {value!r}: a quantile is at most 1")
     return number
 
 

@@ -210,6 +210,20 @@ def short_prompts_time_out():
     return _prompts(1_100)
 
 
+def long_prompts_cut_by_deadline():
+    # a growing conversation whose late calls (the longest prompts) get only what is left of
+    # a nearly spent budget as their timeout: they time out after 0.8 s while their peers take
+    # 2-3 s; the deadline, not the prompt, cut them short
+    t = Trace(root_end_ms=50_000)
+    for i in range(10):
+        t.child(t.root, "model", "gpt-4o", i * 3_000, i * 3_000 + 2_000 + 100 * i,
+                input_tokens=1_000 + 100 * i)
+    for _ in range(2):  # two calls in parallel, both cut at the 0.8 s left
+        t.child(t.root, "model", "gpt-4o", 31_000, 31_800, hop_timeout_ms=800,
+                input_tokens=4_000, error_type="timeout")
+    return _rows(t)
+
+
 # -- rate_limit_masking -------------------------------------------------------------------------
 
 def absorbed_429s():
@@ -408,6 +422,7 @@ CASES = [
     (growing_then_trimmed, set()),
     (long_prompts_time_out, {("context_growth", "long_prompts_time_out")}),
     (short_prompts_time_out, set()),
+    (long_prompts_cut_by_deadline, set()),
     (absorbed_429s, {("rate_limit_masking", "absorbed_429s")}),
     (visible_429s, set()),
     (few_absorbed_429s, set()),

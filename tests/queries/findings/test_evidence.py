@@ -389,9 +389,10 @@ def _mixed_traffic(rng: random.Random, tasks: int) -> list[dict]:
                                            (11_000.0, 12_500.0)) if stalled
                                        else rng.uniform(100, 900)))
             elif kind == "prompt":
-                timed_out = rng.random() < 0.2
+                timed_out = rng.random() < 0.2  # long prompts, cut at their 30 s timeout
                 spans.append(make_span(
-                    **common, hop_kind="model", hop_name="claude", hop_timeout_ms=30_000.0,
+                    **{**common, **({"end_ms": start + 30_000} if timed_out else {})},
+                    hop_kind="model", hop_name="claude", hop_timeout_ms=30_000.0,
                     input_tokens=rng.randint(9_000, 20_000) if timed_out
                     else rng.randint(200, 3_000),
                     **({"error_type": "timeout", "status_code": "error"} if timed_out else {})))

@@ -90,3 +90,5 @@ def test_resolve_thresholds():
         resolve_thresholds({"polling_max_cv": "low"})
     with pytest.raises(ConfigError, match="must not be negative"):
         resolve_thresholds({"polling_max_cv": -1})
+    with pytest.raises(ConfigError, match="context_timeout_duration_quantile.*at most 1"):
+        resolve_thresholds({"context_timeout_duration_quantile": 1.5})

@@ -16,31 +16,29 @@ with timing_out as (
     having sum(n['timeouts']) > 0
 ),
 hist as (
-    -- the prompt-length histograms of those hops' timed-out and other calls
-    select r.hop_kind, r.hop_name, 'timed_out' as metric,
-           unnest(r.vals['timed_out_bucket'])::INTEGER as bucket,
-           unnest(r.vals['timed_out_count']) as count
+    -- the prompt-length and duration histograms of those hops' timed-out and other calls
+    select r.hop_kind, r.hop_name, m.metric,
+           unnest(r.vals[m.metric || '_bucket'])::INTEGER as bucket,
+           unnest(r.vals[m.metric || '_count']) as count
     from temp.evidence_rows r
     semi join timing_out t on t.hop_kind is not distinct from r.hop_kind
                           and t.hop_name is not distinct from r.hop_name
-    union all
-    select r.hop_kind, r.hop_name, 'other' as metric,
-           unnest(r.vals['other_bucket'])::INTEGER as bucket,
-           unnest(r.vals['other_count']) as count
-    from temp.evidence_rows r
-    semi join timing_out t on t.hop_kind is not distinct from r.hop_kind
-                          and t.hop_name is not distinct from r.hop_name
+    cross join (values ('timed_out'), ('other'), ('timed_out_ms'), ('other_ms')) m(metric)
 ),
 probs as (
-    select * from (values ('timed_out', 'timed_out', 0.5), ('other', 'other', 0.5))
+    select * from (values ('timed_out', 'timed_out', 0.5), ('other', 'other', 0.5),
+                          ('timed_out_ms', 'timed_out_ms', 0.5),
+                          ('other_ms', 'other_ms', $context_timeout_duration_quantile))
         p(p_metric, label, q)
 ),
 {{hist_quantiles}},
 medians as (
-    -- the medians of both (within 1.1 %)
+    -- the medians of both, and the durations compared (within 1.1 %)
     select hop_kind, hop_name,
            max(value) filter (where label = 'timed_out') as timed_out_median_tokens,
-           max(value) filter (where label = 'other') as other_median_tokens
+           max(value) filter (where label = 'other') as other_median_tokens,
+           max(value) filter (where label = 'timed_out_ms') as timed_out_median_ms,
+           max(value) filter (where label = 'other_ms') as other_quantile_ms
     from quantiles
     group by hop_kind, hop_name
 ),
@@ -64,6 +62,8 @@ select
     t.timeouts,
     d.timed_out_median_tokens,
     d.other_median_tokens,
+    d.timed_out_median_ms,
+    d.other_quantile_ms,
     m.sxy / m.sxx * 1000 as ms_per_1k_tokens,
     m.sxy / sqrt(m.sxx * m.syy) as latency_prompt_corr,
     e.examples,
@@ -77,4 +77,6 @@ left join medians d on d.hop_kind is not distinct from t.hop_kind
 left join examples e on e.hop_kind is not distinct from t.hop_kind
                     and e.hop_name is not distinct from t.hop_name
 where d.timed_out_median_tokens >= $context_timeout_prompt_ratio * d.other_median_tokens
+  -- they ran as long as their peers: no deadline cut them short
+  and d.timed_out_median_ms >= d.other_quantile_ms
 order by timeouts desc
