@@ -25,8 +25,9 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
   process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
   sla_by tenant, hop_stats, root_causes, budget_waterfall, the three series at 1 h steps, and
-  task lookup (get_task of a random task, a different one each run), and /findings
-  (`find_findings`, default thresholds) over the last hour and the whole day;
+  task lookup (get_task of a random task, a different one each run), /findings
+  (`find_findings`, default thresholds) over the last hour and the whole day, and one random
+  task's findings (`task_id`, a 1 h window: the findings of the hour around it that name it);
 - storage: bytes on disk per row of each table from system.parts (active parts; otel_traces
   after OPTIMIZE FINAL, agentsla's tables as inserted in one statement each, plus the slice's
   re-judged rows: merging them all took longer than the rest of a 20M run here), otel_traces'
@@ -251,6 +252,9 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int,
         # an empty list is an answer too: the check below asks for a non-empty value
         "findings_1h": lambda: {"found": find_findings(store, end - hour, end, None, {})},
         "findings_24h": lambda: {"found": find_findings(store, t0, end, None, {})},
+        # one task's findings: its own spans, and the findings naming it of an hour around it
+        "task_findings_1h": lambda: {"found": find_findings(
+            store, end - hour, end, None, {}, task_id=f"t{rng.randrange(n_tasks)}")},
     }
     out = {}
     for name, ask in questions.items():

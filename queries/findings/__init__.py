@@ -89,7 +89,7 @@ def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
     """
     with task_scope(store, task_id, trace_id) as scope:
         # the task's own spans only: stored evidence holds every task's
-        own = _detect(store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
+        own = _detect(scope.store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
     seen = {_identity(f) for f in own}
     around = (scope.start_ns - window_ns // 2, scope.end_ns + window_ns // 2)
     named = [f for f in _detect(store, *around, kind, merged)

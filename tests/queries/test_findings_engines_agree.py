@@ -304,10 +304,60 @@ def test_incident_ghost_work_agrees(duck, house):
     assert ghost_work(house, config, *WINDOW) == want == {"seconds": 4.0, "tokens": 0, "spans": 1}
 
 
-def test_one_tasks_findings_answer_501_on_clickhouse(house):
-    """The findings of one task (task_id, trace_id) shadow the views with temporary tables,
-    which the ClickHouse store does not do yet: a 501 naming the question, not a partial list."""
-    from agentsla.errors import NotOnThisStore
+#: Tasks whose own findings are compared, one per shape of read: a task's spans found among
+#: older tasks (ghost), attempts, poll loops, model-call steps with the task row, an
+#: idempotency key's executions, a finished task's outcome.
+ONE_TASK_STORIES = ("ghost", "retry", "poll", "long-prompt", "duplicate", "rejected")
 
-    with pytest.raises(NotOnThisStore, match="findings/scope_"):
-        find_findings(house, *WINDOW, None, THRESHOLDS, task_id="ghost")
+
+def _own_findings(store, task: str) -> list[dict]:
+    """What the task's own spans show (the scoped half of find_findings' task answer)."""
+    from agentsla.queries.findings import _detect, resolve_thresholds
+    from agentsla.queries.findings.scope import task_scope
+
+    with task_scope(store, task, None) as scope:
+        found = _detect(scope.store, scope.start_ns, scope.end_ns, None,
+                        resolve_thresholds(THRESHOLDS), stored=False)
+    return sorted(found, key=lambda f: (f["type"], f["rule"], str(f["hop"]), str(f["task_type"])))
+
+
+@pytest.mark.parametrize("task", ONE_TASK_STORIES)
+def test_one_tasks_own_findings_agree(duck, house, task):
+    """Judged on its own spans only, each story's task shows the same findings on both
+    engines, and no other task's spans reach them."""
+    got = _own_findings(house, task)
+    _agree(got, _own_findings(duck, task))
+    assert {e["task_id"] for f in got for e in f["examples"]} <= {task}
+
+
+def test_one_tasks_findings_agree(duck, house):
+    """The whole answer for one task (its own findings, plus those of the window around it
+    that name it) is the same on both engines."""
+    _agree(_task_findings(house, task_id="retry"), _task_findings(duck, task_id="retry"))
+
+
+def _task_findings(store, **asked) -> list[dict]:
+    found = find_findings(store, *WINDOW, None, THRESHOLDS, **asked)
+    return sorted(found, key=lambda f: (f["type"], f["rule"], str(f["hop"]), str(f["task_type"])))
+
+
+def test_one_tasks_findings_follow_its_story(house):
+    """Judged alone, the ghost task shows its ghost work (the crawler ran 4 s past the root)
+    and nothing of the other stories; its trace names the same task."""
+    by_task = find_findings(house, *WINDOW, None, THRESHOLDS, task_id="ghost")
+    assert [(f["type"], f["rule"], _where(f), f["examples"]) for f in by_task] == \
+        [("ghost_work", "work_after_cutoff", "tool crawler", [_task(2, "ghost")])]
+    assert by_task[0]["evidence"]["seconds_after"] == 4.0
+    by_trace = find_findings(house, *WINDOW, None, THRESHOLDS, trace_id=f"{11:032x}")
+    assert by_trace == by_task
+
+
+def test_one_unknown_tasks_findings_are_not_found(duck, house):
+    """An unknown task or trace is a NotFound (404) on both engines, not an empty list."""
+    from agentsla.errors import NotFound
+
+    for store in (duck, house):
+        with pytest.raises(NotFound, match="unknown task 'nobody'"):
+            find_findings(store, *WINDOW, None, THRESHOLDS, task_id="nobody")
+        with pytest.raises(NotFound, match="unknown trace"):
+            find_findings(store, *WINDOW, None, THRESHOLDS, trace_id=f"{99:032x}")

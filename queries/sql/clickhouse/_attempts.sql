@@ -8,7 +8,7 @@
 -- (`retry_attempt` null or 0) starts a call.
 range_traces as (
     select distinct trace_id
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64} and parent_span_id is not null
 ),
 window_calls as (
@@ -18,7 +18,7 @@ window_calls as (
         s.start_ns as start_ns, s.end_ns as end_ns, s.duration_ms as duration_ms,
         s.is_error as is_error, s.error_type as error_type, s.hop_timeout_ms as hop_timeout_ms,
         s.retry_attempt as retry_attempt, s.call_id as call_id, s.attempt as attempt
-    from spans as s
+    from {{finding_spans}} as s
     where s.trace_id in (select trace_id from range_traces)
       and s.end_ns >= {start_ns:Int64} and s.end_ns < {end_ns:Int64}
       and s.parent_span_id is not null

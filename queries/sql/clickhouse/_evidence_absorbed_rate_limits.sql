@@ -21,7 +21,7 @@ select c.task_id as task_id, c.hop_kind as hop_kind, c.hop_name as hop_name,
        c.rate_limited > 0 and c.succeeded as masked,
        masked and coalesce(k.outcome in ('success', 'degraded'), false) as task_ok
 from calls as c
-left join (select task_id, outcome from tasks
+left join (select task_id, outcome from {{finding_tasks}}
            where start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}) as k
        on k.task_id = c.task_id
 where c.call_end_ns >= {lo_ns:Int64} and c.call_end_ns < {hi_ns:Int64}

@@ -5,7 +5,7 @@
 with parents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, hop_timeout_ms, is_error, error_type,
            end_ns
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_timeout_ms > 0
 ),
@@ -14,7 +14,7 @@ children as (
     select c.trace_id as trace_id, assumeNotNull(c.parent_span_id) as parent_span_id,
            c.start_ns as start_ns, c.end_ns as end_ns,
            c.hop_timeout_ms * (coalesce(c.retry_max, 0) + 1) as worst_ms
-    from spans as c
+    from {{finding_spans}} as c
     inner join parents as p on p.trace_id = c.trace_id and p.span_id = c.parent_span_id
     where c.start_ns >= {reach_ns:Int64} and c.start_ns < {reach_end_ns:Int64}
       and c.trace_id in (select trace_id from parents)

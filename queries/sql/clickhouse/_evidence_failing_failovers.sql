@@ -9,7 +9,7 @@ with marked as (
         task_id, trace_id, span_id, hop_kind, hop_name, start_ns, end_ns, is_error,
         error_type, fallback_from,
         coalesce(fallback_to, hop_name) as backup
-    from spans
+    from {{finding_spans}}
     where end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}
       and fallback_used
       and (fallback_kind = 'backup_model' or (fallback_kind is null and fallback_to is not null))
@@ -41,7 +41,7 @@ backup_calls as (
         argMax(b.span_id, (b.start_ns, b.span_id)) as last_span_id,
         max(b.hop_kind) as backup_kind
     from failovers as f
-    inner join spans as b on b.trace_id = f.trace_id and b.hop_name = f.backup
+    inner join {{finding_spans}} as b on b.trace_id = f.trace_id and b.hop_name = f.backup
     where b.start_ns >= f.first_start_ns
       and b.start_ns >= {reach_ns:Int64} and b.start_ns < {end_ns:Int64}
       and b.trace_id in (select trace_id from failovers)

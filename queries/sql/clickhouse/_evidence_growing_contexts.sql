@@ -28,7 +28,7 @@ select c.task_id as task_id, c.last_span_id as span_id, c.last_end_ns as end_ns,
        c.ms_per_1k_tokens as ms_per_1k_tokens
 from classified as c
 inner join task_models as m on m.task_id = c.task_id
-left join (select task_id, task_type from tasks
+left join (select task_id, task_type from {{finding_tasks}}
            where start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}) as t
        on t.task_id = c.task_id
 where c.rule is not null

@@ -7,7 +7,7 @@ with untimed as (
     select task_id, span_id, hop_kind, hop_name, duration_ms, end_ns,
            duration_ms > least({missing_timeout_long_ms:Float64},
                                {missing_timeout_floor_ms:Float64}) as candidate
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_timeout_ms = 0
 )
@@ -17,7 +17,7 @@ select u.task_id as task_id, u.span_id as span_id, u.hop_kind as hop_kind,
        u.candidate and coalesce(k.outcome in ('failed', 'budget_exhausted', 'lost'), false)
            as task_bad
 from untimed as u
-left join (select task_id, outcome from tasks
+left join (select task_id, outcome from {{finding_tasks}}
            where start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}) as k
        on k.task_id = u.task_id
 settings join_use_nulls = 1

@@ -4,6 +4,6 @@
 select task_id, span_id, hop_kind, hop_name, assumeNotNull(input_tokens) as tokens,
        duration_ms, end_ns,
        coalesce(error_type in ('timeout', 'context_overflow'), false) as timed_out
-from spans
+from {{finding_spans}}
 where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
   and hop_kind = 'model' and input_tokens > 0

@@ -9,7 +9,7 @@ select
         as examples,
     min(end_ns) as first_ns,
     max(end_ns) as last_ns
-from spans
+from {{finding_spans}}
 where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
   and error_type = 'loop_limit'
 group by minute_ns, hop_kind, hop_name

@@ -30,7 +30,7 @@ jobs as (
     select l.trace_id as trace_id, l.parent_span_id as parent_span_id,
            l.poll_name as poll_name, max(s.end_ns) as job_end_ns
     from poll_loops as l
-    inner join spans as s on s.trace_id = l.trace_id
+    inner join {{finding_spans}} as s on s.trace_id = l.trace_id
     where s.trace_id in (select trace_id from poll_loops)
       and s.end_ns > l.first_poll_ns and s.end_ns < l.seen_ns
       and (s.trace_id, s.span_id) not in (select trace_id, span_id from not_the_job)

@@ -5,5 +5,5 @@ select task_id, outcome, end_ns,
        coalesce(ffh_kind, 'gateway') as hop_kind,
        coalesce(ffh_name, root_name) as hop_name,
        coalesce(ffh_span_id, root_span_id) as example_span_id
-from tasks
+from {{finding_tasks}}
 where finished and end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}

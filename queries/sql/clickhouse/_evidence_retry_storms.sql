@@ -5,7 +5,7 @@ with ended as (
     select task_id, span_id, hop_kind, hop_name, end_ns,
            coalesce(attempt, retry_attempt, 0) as nth,  -- retry_attempt: not materialized yet
            (toFloat64(nth), task_id, span_id) as ex
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and parent_span_id is not null
 )

@@ -5,8 +5,8 @@
 select s.task_id as task_id, s.span_id as span_id, s.hop_kind as hop_kind,
        s.hop_name as hop_name, s.duration_ms as duration_ms, s.end_ns as end_ns,
        t.budget_total_ms as budget_total_ms
-from spans as s
-left join (select task_id, budget_total_ms from tasks
+from {{finding_spans}} as s
+left join (select task_id, budget_total_ms from {{finding_tasks}}
            where start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}) as t
        on t.task_id = s.task_id
 where s.end_ns >= {lo_ns:Int64} and s.end_ns < {hi_ns:Int64}

@@ -4,7 +4,7 @@
 with streamed as (
     select task_id, span_id, hop_kind, hop_name, assumeNotNull(ttft_ms) as ttft, error_type,
            end_ns, ttft > {stream_stall_ttft_ms:Float64} as stalled, (ttft, task_id, span_id) as ex
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_kind = 'model' and ttft_ms is not null
 )

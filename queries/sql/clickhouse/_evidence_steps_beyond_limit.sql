@@ -3,14 +3,14 @@
 -- started within span_slack_ns of the agent's end, whatever the range); DuckDB's twin
 with agents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, loop_limit, end_ns
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_kind = 'agent' and loop_limit > 0
 ),
 children as (
     select c.trace_id as trace_id, assumeNotNull(c.parent_span_id) as parent_span_id,
            c.hop_kind as hop_kind, c.start_ns as start_ns
-    from spans as c
+    from {{finding_spans}} as c
     where c.start_ns >= {reach_ns:Int64} and c.start_ns < {reach_end_ns:Int64}
       and coalesce(c.attempt, c.retry_attempt, 0) = 0  -- retry_attempt: not materialized yet
       and c.trace_id in (select trace_id from agents)

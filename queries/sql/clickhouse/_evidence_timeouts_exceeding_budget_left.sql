@@ -8,21 +8,21 @@ with timed_calls as (
            hop_kind, hop_name, start_ns, end_ns, hop_timeout_ms, retry_max,
            coalesce(attempt, retry_attempt, 0) as nth,  -- retry_attempt: not materialized yet
            budget_remaining_ms
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_timeout_ms > 0
       and parent_span_id is not null
 ),
 timed_tasks as (
     select task_id, trace_id, root_span_id, budget_total_ms, start_ns, outcome
-    from tasks
+    from {{finding_tasks}}
     where task_id in (select task_id from timed_calls)
       and start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}
 ),
 around as (
     -- the spans of those calls' traces and tasks' traces (their parents and roots)
     select trace_id, span_id, start_ns, hop_timeout_ms, hop_name, budget_remaining_ms
-    from spans
+    from {{finding_spans}}
     where (trace_id in (select trace_id from timed_calls)
            or trace_id in (select trace_id from timed_tasks))
       and start_ns >= {reach_ns:Int64} and start_ns < {hi_ns:Int64}

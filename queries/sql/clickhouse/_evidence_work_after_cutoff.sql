@@ -3,7 +3,7 @@
 -- tasks are read among all that started before hi_ns (DuckDB's twin)
 with ended as (
     select task_id, span_id, hop_kind, hop_name, start_ns, end_ns, input_tokens, output_tokens
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
 ),
 cutoffs as (
@@ -13,7 +13,7 @@ cutoffs as (
         arrayMin(arrayFilter(x -> x is not null,
             [end_ns, start_ns + toInt64(round(budget_total_ms * 1e6))])) as cutoff_ns,
         end_ns is not null or budget_total_ms is not null as has_cutoff
-    from tasks
+    from {{finding_tasks}}
     where start_ns < {hi_ns:Int64}
       and task_id in (select task_id from ended)
 ),

@@ -6,7 +6,7 @@
 -- end; and its most used model. DuckDB's _model_call_steps.sql, step for step.
 recent_tasks as (
     select distinct task_id
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
       and hop_kind = 'model' and input_tokens is not null
 ),
@@ -16,7 +16,7 @@ model_calls as (
         assumeNotNull(input_tokens) as tokens, error_type,
         lagInFrame(toNullable(tokens)) over w as prev_tokens,
         lagInFrame(toNullable(end_ns)) over w as prev_end_ns
-    from spans
+    from {{finding_spans}}
     where task_id in (select task_id from recent_tasks)
       and hop_kind = 'model' and input_tokens is not null
       and start_ns >= {reach_ns:Int64} and start_ns < {reach_end_ns:Int64}

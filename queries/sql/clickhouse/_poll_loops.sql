@@ -9,14 +9,14 @@
 poll_parents as materialized (
     -- spans that ended in the range (any of them may poll)
     select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
-    from spans
+    from {{finding_spans}}
     where end_ns >= {lo_ns:Int64} and end_ns < {hi_ns:Int64}
 ),
 poll_family as materialized (
     -- the spans of those parents' traces that started around the range
     select trace_id, span_id, assumeNotNull(parent_span_id) as parent_span_id, name, hop_kind,
            hop_name, start_ns, end_ns, attempt, retry_attempt
-    from spans
+    from {{finding_spans}}
     where trace_id in (select trace_id from poll_parents)
       and start_ns >= {reach_ns:Int64} and start_ns < {reach_end_ns:Int64}
       and parent_span_id is not null

@@ -5,14 +5,14 @@ with repeated_keys as (
     -- only a key executed successfully more than once (innermost or not) can be duplicated:
     -- one pass over the keys of all times, cheaper than matching every key of the window
     select hop_kind, hop_name, idempotency_key
-    from spans
+    from {{finding_spans}}
     where idempotency_key is not null and not is_error
     group by hop_kind, hop_name, idempotency_key
     having count() > 1
 ),
 recent_keys as (
     select distinct hop_kind, hop_name, idempotency_key
-    from spans
+    from {{finding_spans}}
     where end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}
       and idempotency_key is not null and not is_error
       and (hop_kind, hop_name, idempotency_key) in (select * from repeated_keys)
@@ -20,7 +20,7 @@ recent_keys as (
 executions as materialized (
     select task_id, trace_id, span_id, parent_span_id, hop_kind, hop_name,
            assumeNotNull(idempotency_key) as key, end_ns
-    from spans
+    from {{finding_spans}}
     where idempotency_key is not null and not is_error
       and (hop_kind, hop_name, idempotency_key) in (select * from recent_keys)
 ),
@@ -34,7 +34,7 @@ shared_traces as materialized (
 trees as materialized (
     -- the parent of each span of those traces, as parallel arrays per trace
     select trace_id, groupArray(span_id) as ids, groupArray(coalesce(parent_span_id, '')) as parents
-    from spans
+    from {{finding_spans}}
     where trace_id in (select trace_id from shared_traces)
     group by trace_id
 ),

@@ -1,0 +1,3 @@
+-- the spans a finding question reads: the view (queries.findings.scope asks one task's
+-- findings with _scoped_spans instead)
+spans
