@@ -18,7 +18,8 @@ import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
-from agentsla.collector.store.rollups import RollupWriter, insert_arrow
+from agentsla.collector.store.database import insert_arrow
+from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
 from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
 from agentsla.config import TasksConfig
