@@ -35,6 +35,7 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
+from agentsla.collector.store.database import insert_arrow
 from agentsla.config import TasksConfig
 
 MINUTE_NS = 60 * 10**9
@@ -391,18 +392,6 @@ class RollupWriter:
     def _append_stored(self, select: str, rows: int) -> None:
         self.con.execute(f"insert into {PENDING} by name {select}")
         self._appended += rows
-
-
-def insert_arrow(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """Append an Arrow table whose columns are `table`'s, in its physical order.
-
-    Through a relation over the table (`from_arrow`: the relation holds a handle to `rows`
-    until the insert has run), not a registered name: `register` and `unregister` together
-    cost ~2 ms of CPU on the build machine, more than inserting 50 task rows; nor a replacement
-    scan (DuckDB finding the table in the caller's frame), which crashed `serve`'s writer
-    thread in the kill -9 soak (docs/architecture.md). The insert is by position.
-    """
-    con.from_arrow(rows).insert_into(table)
 
 
 def _pending_rows(rows: pa.Table) -> pa.Table:

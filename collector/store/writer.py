@@ -2,8 +2,8 @@
 
 Each batch: resolve every span's task (task.id of its trace, else the trace id), drop spans the
 task already holds (exporter retries), append the new spans as one Arrow table, and
-re-materialize every task the batch touched, all in one transaction, so that tasks are always
-consistent with spans, even after a crash.
+re-materialize every task the batch changed (one that gained spans or a trace), all in one
+transaction, so that tasks are always consistent with spans, even after a crash.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import duckdb
 import pyarrow as pa
 
 from agentsla.collector.store.evidence import mark_changed
-from agentsla.collector.store.rollups import RollupWriter, insert_arrow
+from agentsla.collector.store.database import insert_arrow
+from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
 from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
 from agentsla.config import TasksConfig
@@ -247,15 +248,18 @@ class TaskWriter:
         states = self._load_tasks(list(by_task), now_ns, probed)
         new_rows = self._add_new_spans(by_task, states)
         self._record_traces(task_of_trace)
+        # Only tasks the batch changed: a retried request's tasks are already current (what
+        # time alone changes, the lost deadline and root grace, is the sweep's).
+        changed = {r["task_id"] for r in new_rows} | {new for _, new in rekeys.values()}
         # Materialize before the insert: it numbers the new spans' logical calls and attempts.
-        self._upsert_tasks(states, now_ns,
+        self._upsert_tasks({t: s for t, s in states.items() if t in changed}, now_ns,
                            unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             spans = _arrow_table(new_rows, SPAN_ARROW_SCHEMA)
             self._insert("span_store", spans)
             self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
-        return WriteResult(len(new_rows), len(rows) - len(new_rows), len(states))
+        return WriteResult(len(new_rows), len(rows) - len(new_rows), len(changed))
 
     def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]],
                                                        Probed]:

@@ -72,6 +72,36 @@ def test_duplicate_spans_are_stored_once(con) -> None:
     assert con.execute("select count(*) from spans").fetchone()[0] == 3
 
 
+def test_a_retried_request_rewrites_no_task(con) -> None:
+    """An exporter retrying a committed request: its tasks are current, none is rewritten."""
+    writer = TaskWriter(con, tasks_config())
+    writer.write(agent_task(), now_ns=BASE_NS)
+    before = task_rows(con)
+    appended = ("rollup_pending", "evidence_dirty")
+    counts = [con.execute(f"select count(*) from {t}").fetchone()[0] for t in appended]
+    again = writer.write(agent_task(), now_ns=BASE_NS + 10**9)
+    assert (again.accepted, again.duplicates, again.tasks) == (0, 3, 0)
+    assert task_rows(con) == before
+    assert before["task-1"]["updated_ns"] == BASE_NS  # the first write's materialization
+    assert [con.execute(f"select count(*) from {t}").fetchone()[0] for t in appended] == counts
+
+
+def test_a_retried_span_declaring_the_task_moves_its_trace(con) -> None:
+    """A duplicate that brings task.id (the retry carries it, the first copy did not) still
+    moves the trace to the declared task, which is materialized."""
+    agent, model = agent_task()[1:]
+    writer = TaskWriter(con, tasks_config())
+    writer.write([agent, model], now_ns=BASE_NS)
+    assert set(task_rows(con)) == {TRACE_A}
+    declaring = dict(agent, task_id="task-1")
+    result = writer.write([declaring], now_ns=BASE_NS + 10**9)
+    assert (result.accepted, result.duplicates, result.tasks) == (0, 1, 1)
+    tasks = task_rows(con)
+    assert set(tasks) == {"task-1"}
+    assert tasks["task-1"]["span_count"] == 2
+    assert set(span_task_ids(con).values()) == {"task-1"}
+
+
 def test_late_span_after_restart_rematerializes_from_the_database(con) -> None:
     TaskWriter(con, tasks_config()).write(agent_task(), now_ns=BASE_NS)
     late = make_span(trace_id=TRACE_A, span_id="late", parent=TRACE_A[:15] + "2",
