@@ -53,6 +53,7 @@ VERDICT_SNIPPETS = {
     "long_prompts_timing_out": {"hist_keys": "hop_keys"},
     "timeouts_exceeding_budget_left": {"hist_keys": "hop_keys"},
     "long_calls_without_timeout": {"hist_keys": "hop_keys"},
+    "rising_queue_waits": {"hist_keys": "hop_keys"},
 }
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
