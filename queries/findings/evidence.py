@@ -92,6 +92,16 @@ class Plan:
     ready: frozenset[str] = frozenset()
 
 
+def whole_minutes(start_ns: int, end_ns: int) -> tuple[int, int]:
+    """The window a findings answer covers: [start_ns, end_ns) widened to whole minutes (from
+    the start of the minute holding start_ns to the end of the one holding end_ns - 1), so it
+    has no ragged edge to read from raw rows: every minute the worker stored comes from stored
+    evidence (docs/findings.md, Windows)."""
+    if start_ns >= end_ns:
+        return start_ns, end_ns
+    return start_ns // MINUTE_NS * MINUTE_NS, -(-end_ns // MINUTE_NS) * MINUTE_NS
+
+
 def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> Plan:
     """Split [start_ns, end_ns) into clean whole minutes and raw ranges (edges, stale minutes).
 
