@@ -1,8 +1,10 @@
 -- The clickhouseexporter's trace-id lookup, as it creates it next to its traces table (either
 -- variant) when it creates its schema: per trace id the first and last span start (seconds),
 -- kept by a materialized view at each insert (several rows a trace: one per insert block).
--- Written after its published templates (opentelemetry-collector-contrib, commit 2bf6b9e1f8c8,
--- the `_trace_id_ts` table and `_trace_id_ts_mv` view). agentsla creates it only in a chdb
+-- As its published templates create them (opentelemetry-collector-contrib: the table as
+-- traces_id_ts_lookup_table.sql at commit 61540ced55e9, the view as traces_id_ts_lookup_mv.sql;
+-- newer templates type Start/End as SimpleAggregateFunction(min/max, DateTime), which
+-- agentsla's min/max read serves alike: docs/scale-out.md). agentsla creates it only in a chdb
 -- store; the materializer bounds its read of a pass's traces by it when it exists.
 create table if not exists $database.${table}_trace_id_ts (
     TraceId String CODEC(ZSTD(1)),

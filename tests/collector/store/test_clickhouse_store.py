@@ -286,27 +286,47 @@ def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
     assert {t: rows(t) for t in tables} == written
 
 
-def test_a_pass_reads_its_traces_within_the_lookups_time_bounds(runner):
+#: The exporter's newer trace-id lookup (traces_id_ts_lookup_table.sql of
+#: opentelemetry-collector-contrib at commit 1b08503058e5): Start and End as
+#: SimpleAggregateFunction(min/max, DateTime), weekly partitions, ordered by TraceId alone. The
+#: store's own DDL (otel_traces_trace_id_ts.sql) is the older template's (commit 61540ced55e9).
+NEWER_LOOKUP = """create table {db}.otel_traces_trace_id_ts (
+    TraceId String CODEC(ZSTD(1)),
+    Start SimpleAggregateFunction(min, DateTime) CODEC(ZSTD(1)),
+    End SimpleAggregateFunction(max, DateTime) CODEC(ZSTD(1))
+) ENGINE = MergeTree PARTITION BY toStartOfWeek(Start) ORDER BY (TraceId)
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1"""
+
+
+@pytest.mark.parametrize("lookup", ["older template", "newer template"])
+def test_a_pass_reads_its_traces_within_the_lookups_time_bounds(runner, lookup):
     """The exporter's trace-id lookup (`otel_traces_trace_id_ts`, kept by its materialized
     view) bounds the read of a pass's traces: from the first span start to the last, over
-    every insert of the trace; a trace missing from it leaves the read unbounded."""
+    every insert of the trace; a trace missing from it leaves the read unbounded. Both shapes
+    the exporter's templates have had serve (the view inserts into the table by name)."""
     from agentsla.collector.store.clickhouse.materializer import _spans, _trace_bounds
 
-    url = _store(runner, "bounded")
+    database = "bounded" if lookup == "older template" else "bounded_newer"
+    url = _store(runner, database)
+    if lookup == "newer template":
+        runner.execute(f"drop table {database}.otel_traces_trace_id_ts")
+        runner.execute(NEWER_LOOKUP.format(db=database))
     trace, other = f"{1:032x}", f"{2:032x}"
-    runner.insert("bounded.otel_traces", [_row(1, 1, None, 0, 3_601_000, task__id="x"),
-                                          _row(1, 2, 1, 1_500, 2_500), _row(2, 1, None, 0, 10)])
-    runner.insert("bounded.otel_traces", [_row(1, 3, 1, 3_600_500, 3_600_900)])  # an hour on
+    runner.insert(f"{database}.otel_traces",
+                  [_row(1, 1, None, 0, 3_601_000, task__id="x"), _row(1, 2, 1, 1_500, 2_500),
+                   _row(2, 1, None, 0, 10)])
+    runner.insert(f"{database}.otel_traces",
+                  [_row(1, 3, 1, 3_600_500, 3_600_900)])  # an hour on
     second = 10**9
     # T0 is a whole second: the first start T0, the last T0 + 3600.5 s, floored, plus 1 s
-    assert _trace_bounds(runner, "bounded", url.table, [trace]) == (T0, T0 + 3601 * second)
-    assert sorted(_spans(runner, "bounded", url.table, [trace])["span_id"].to_pylist()) == \
+    assert _trace_bounds(runner, database, url.table, [trace]) == (T0, T0 + 3601 * second)
+    assert sorted(_spans(runner, database, url.table, [trace])["span_id"].to_pylist()) == \
         [f"{s:016x}" for s in (1, 2, 3)]
-    runner.execute("alter table bounded.otel_traces_trace_id_ts delete where TraceId = "
+    runner.execute(f"alter table {database}.otel_traces_trace_id_ts delete where TraceId = "
                    "{t:String} settings mutations_sync = 1", {"t": other})
-    assert _trace_bounds(runner, "bounded", url.table, [trace, other]) is None
-    assert len(_spans(runner, "bounded", url.table, [trace, other])) == 4
-    while not run_pass(runner, "bounded", url.table, Shard(0, 1), CONFIG,
+    assert _trace_bounds(runner, database, url.table, [trace, other]) is None
+    assert len(_spans(runner, database, url.table, [trace, other])) == 4
+    while not run_pass(runner, database, url.table, Shard(0, 1), CONFIG,
                        _now(3_700_000)).caught_up:
         pass
-    assert _tasks(runner, "bounded")["x"]["span_count"] == 3
+    assert _tasks(runner, database)["x"]["span_count"] == 3
