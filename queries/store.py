@@ -5,7 +5,9 @@ A question is a name (`sla_totals`, `findings/ghost_work`) whose SQL lives in
 filled when the question is asked: with a fragment the caller names (`dimension="tenant_id"`),
 else with the snippet file of the placeholder's own name (`_<placeholder>.sql`, same folder).
 A fragment is a snippet name, a whitelisted column (queries._sql.DIMENSIONS) or "" (nothing):
-never a user value, which is always a bound parameter.
+never a user value, which is always a bound parameter. A placeholder may name one table for its
+snippet, `{{rollup_tiers(hop_minutes)}}`: the snippet's `{{_}}` stands for it (written in the
+SQL files, never by a caller), so one snippet serves every table of the same shape.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import pyarrow as pa
 from agentsla.errors import NotOnThisStore
 from agentsla.queries._sql import DIMENSIONS
 
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_PLACEHOLDER = re.compile(r"\{\{(\w+)(?:\(([a-z_][a-z0-9_]*)\))?\}\}")
+#: In a snippet named with a table (`{{name(table)}}`), the placeholder standing for the table.
+_ARGUMENT = "_"
 #: Snippets nest (a snippet may hold placeholders); deeper than this is a loop.
 _MAX_DEPTH = 8
 
@@ -53,14 +57,21 @@ def question_sql(dialect: str, question: str, fragments: Mapping[str, str]) -> s
 
 
 @lru_cache(maxsize=512)
-def _fill(dialect: str, text: str, fragments: tuple[tuple[str, str], ...], depth: int = 0) -> str:
+def _fill(dialect: str, text: str, fragments: tuple[tuple[str, str], ...], depth: int = 0,
+          argument: str | None = None) -> str:
     if depth > _MAX_DEPTH:
         raise ValueError(f"snippets of {dialect} nest deeper than {_MAX_DEPTH}: a loop?")
     chosen = dict(fragments)
 
     def fill(match: re.Match) -> str:
-        name = match.group(1)
-        return _fill(dialect, _fragment(dialect, chosen.get(name, name)), fragments, depth + 1)
+        name, table = match.groups()
+        if name == _ARGUMENT:
+            if argument is None:
+                raise ValueError(f"{{{{{_ARGUMENT}}}}} outside a snippet named with a table "
+                                 f"({dialect})")
+            return argument
+        return _fill(dialect, _fragment(dialect, chosen.get(name, name)), fragments, depth + 1,
+                     table)
 
     return _PLACEHOLDER.sub(fill, text)
 

@@ -100,3 +100,27 @@ def test_a_question_another_engine_answers_is_501_not_a_crash():
     with pytest.raises(NotOnThisStore, match="clickhouse store does not answer") as err:
         question_sql("clickhouse", "findings/scope_spans", {})
     assert err.value.status == 501
+
+
+def test_a_snippet_named_with_a_table_serves_each_table():
+    """`{{rollup_tiers(hop_minutes)}}`: the same snippet reads each rollup's two tiers."""
+    def code(question: str) -> str:  # the SQL without its comments, spaces collapsed
+        sql = re.sub(r"--[^\n]*", "", question_sql("clickhouse", question, {}))
+        return re.sub(r"\s+", " ", sql)
+
+    for sql, table in ((code("metrics/hop_counts"), "hop_minutes"),
+                       (code("metrics/causes"), "cause_minutes")):
+        assert f"select * from {table}_hourly where minute_ns >= {{hr_lo:Int64}}" in sql
+        assert f"select * from {table} where (minute_ns >= {{roll_lo:Int64}}" in sql
+        assert "{{" not in sql
+
+
+def test_the_table_placeholder_outside_a_named_snippet_is_refused(monkeypatch):
+    from agentsla.queries import store as read_store
+    monkeypatch.setattr(read_store, "_read", lambda dialect, name: "select * from {{_}}")
+    read_store._fill.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="outside a snippet named with a table"):
+            question_sql("clickhouse", "anything", {})
+    finally:
+        read_store._fill.cache_clear()

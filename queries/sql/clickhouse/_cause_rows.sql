@@ -4,9 +4,7 @@ cause_rows as (
     -- the tasks' summed duration in whole microseconds
     select minute_ns as t_ns, ffh_kind, ffh_name, ffh_reason, tasks, lost_us, failed, degraded,
         budget_exhausted, rejected
-    from (select * from cause_minutes_hourly where {{hourly_range}}
-          union all
-          select * from cause_minutes where {{minute_range}})
+    from {{rollup_tiers(cause_minutes)}}
     where true
 {{task_filters}}
     union all

@@ -3,9 +3,7 @@ hop_hist as (
     -- per whole hour or minute and shard from hop_histograms(_hourly), per span from raw_spans
     -- (both metrics from one read: an array join, not a union of two reads)
     select minute_ns as t_ns, hop_kind, hop_name, metric, bucket, count
-    from (select * from hop_histograms_hourly where {{hourly_range}}
-          union all
-          select * from hop_histograms where {{minute_range}})
+    from {{rollup_tiers(hop_histograms)}}
     where true
       and ({hop_kind:Nullable(String)} is null or hop_kind = {hop_kind:Nullable(String)})
     union all

@@ -4,9 +4,7 @@ hop_rows as (
     -- _hop_rows.sql; a logical call counts at its first attempt)
     select minute_ns as t_ns, hop_kind, hop_name, calls, logical_calls, retries, errors,
         timeouts, rate_limited, circuit_open, input_tokens, output_tokens
-    from (select * from hop_minutes_hourly where {{hourly_range}}
-          union all
-          select * from hop_minutes where {{minute_range}})
+    from {{rollup_tiers(hop_minutes)}}
     where true
       and ({hop_kind:Nullable(String)} is null or hop_kind = {hop_kind:Nullable(String)})
     union all

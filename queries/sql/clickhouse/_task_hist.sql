@@ -3,9 +3,7 @@ task_hist as (
     -- ended (cancelled and lost excluded), as exponential-histogram buckets at t_ns: per
     -- whole hour or minute and shard from task_histograms(_hourly), per task from raw_tasks
     select minute_ns as t_ns, task_type, tenant_id, service_name, agent, metric, bucket, count
-    from (select * from task_histograms_hourly where {{hourly_range}}
-          union all
-          select * from task_histograms where {{minute_range}})
+    from {{rollup_tiers(task_histograms)}}
     where true
 {{task_filters}}
     union all

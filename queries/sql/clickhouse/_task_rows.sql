@@ -5,9 +5,7 @@ task_rows as (
     select minute_ns as t_ns, task_type, tenant_id, service_name, agent, finished, success,
         degraded, failed, budget_exhausted, rejected, lost, cancelled, in_progress,
         gateway_answered, gateway_ok
-    from (select * from task_minutes_hourly where {{hourly_range}}
-          union all
-          select * from task_minutes where {{minute_range}})
+    from {{rollup_tiers(task_minutes)}}
     where true
 {{task_filters}}
     union all

@@ -17,9 +17,7 @@ budget_tasks as (
 ),
 budget_rows as (
     select tasks, tasks_with_budget, duration_us, budgeted_duration_us, budget_us
-    from (select * from budget_minutes_hourly where {{hourly_range}}
-          union all
-          select * from budget_minutes where {{minute_range}})
+    from {{rollup_tiers(budget_minutes)}}
     where true
 {{task_filters}}
     union all
@@ -28,9 +26,7 @@ budget_rows as (
 ),
 budget_hop_rows as (
     select hop_kind, tasks_with_hop, self_us, budgeted_self_us
-    from (select * from budget_hop_minutes_hourly where {{hourly_range}}
-          union all
-          select * from budget_hop_minutes where {{minute_range}})
+    from {{rollup_tiers(budget_hop_minutes)}}
     where true
 {{task_filters}}
     union all

@@ -5,7 +5,5 @@ select r.task_type as task_type, r.ffh_kind as ffh_kind, r.ffh_name as ffh_name,
     r.ffh_reason as ffh_reason, sum(r.failed) as failed, sum(r.degraded) as degraded,
     sum(r.budget_exhausted) as budget_exhausted, sum(r.rejected) as rejected,
     sum(r.lost_us) as lost_us
-from (select * from cause_minutes_hourly where {{hourly_range}}
-      union all
-      select * from cause_minutes where {{minute_range}}) as r
+from {{rollup_tiers(cause_minutes)}} as r
 group by r.task_type, r.ffh_kind, r.ffh_name, r.ffh_reason

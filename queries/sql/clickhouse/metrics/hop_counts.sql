@@ -6,7 +6,5 @@ select r.hop_kind as hop_kind, r.hop_name as hop_name, sum(r.calls) as calls,
     sum(r.timeouts) as timeouts, sum(r.rate_limited) as rate_limited,
     sum(r.circuit_open) as circuit_open, sum(r.input_tokens) as input_tokens,
     sum(r.output_tokens) as output_tokens
-from (select * from hop_minutes_hourly where {{hourly_range}}
-      union all
-      select * from hop_minutes where {{minute_range}}) as r
+from {{rollup_tiers(hop_minutes)}} as r
 group by r.hop_kind, r.hop_name

@@ -4,8 +4,6 @@
 -- its hour tier, summed over shards
 select r.hop_kind as hop_kind, r.hop_name as hop_name, r.metric as metric, r.bucket as bucket,
     sum(r.count) as count, sum(r.sum_e6) as sum_e6
-from (select * from hop_histograms_hourly where {{hourly_range}}
-      union all
-      select * from hop_histograms where {{minute_range}}) as r
+from {{rollup_tiers(hop_histograms)}} as r
 group by r.hop_kind, r.hop_name, r.metric, r.bucket
 having sum(r.count) <> 0

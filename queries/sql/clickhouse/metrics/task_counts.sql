@@ -5,7 +5,5 @@ select r.task_type as task_type, sum(r.success) as success, sum(r.degraded) as d
     sum(r.failed) as failed, sum(r.budget_exhausted) as budget_exhausted,
     sum(r.rejected) as rejected, sum(r.lost) as lost, sum(r.cancelled) as cancelled,
     sum(r.gateway_answered) as gateway_answered, sum(r.gateway_ok) as gateway_ok
-from (select * from task_minutes_hourly where {{hourly_range}}
-      union all
-      select * from task_minutes where {{minute_range}}) as r
+from {{rollup_tiers(task_minutes)}} as r
 group by r.task_type

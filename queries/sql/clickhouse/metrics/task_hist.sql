@@ -4,8 +4,6 @@
 -- task_histograms and its hour tier, summed over shards
 select r.task_type as task_type, r.metric as metric, r.bucket as bucket, sum(r.count) as count,
     sum(r.sum_e6) as sum_e6
-from (select * from task_histograms_hourly where {{hourly_range}}
-      union all
-      select * from task_histograms where {{minute_range}}) as r
+from {{rollup_tiers(task_histograms)}} as r
 group by r.task_type, r.metric, r.bucket
 having sum(r.count) <> 0
