@@ -323,23 +323,21 @@ def main() -> None:
         print(f"chdb at {path}; {args.spans:,} spans, {args.spans // SPANS_PER_TASK:,} tasks "
               f"over 24 h; {platform.processor() or platform.machine()}, "
               f"{len(__import__('os').sched_getaffinity(0))} cores", flush=True)
-        if args.reuse:
-            now, took = _newest_span_end(runner) + 1, {}
-            t0 = now - DAY_NS
+        if args.reuse:  # no generation, and no slice: the kept store's was judged when made
+            now, took, mat = _newest_span_end(runner) + 1, {}, None
         else:
             now = time.time_ns()
-            t0 = now - DAY_NS
-            took = generate(runner, args.spans, t0)
+            took = generate(runner, args.spans, now - DAY_NS)
             runner.execute("optimize table default.otel_traces final")  # merged, as at rest
             print("generated: " + ", ".join(f"{k} {v:.1f} s" for k, v in took.items()),
                   flush=True)
-        mat = None if args.reuse else materialize_slice(runner, t0, args.slice_minutes, now)
-        if mat:  # a kept store's slice was judged when it was generated (its versions are now's)
+            mat = materialize_slice(runner, now - DAY_NS, args.slice_minutes, now)
             print(f"materializer: {mat['spans']:,} spans, {mat['tasks']:,} tasks in "
                   f"{mat['wall_s']:.1f} s wall, {mat['cpu_s']:.1f} s CPU: "
                   f"{mat['spans_per_s']:,.0f} spans/s, {mat['spans_per_cpu_s']:,.0f} spans/CPU-s; "
                   f"constructed task rows confirmed {mat['constructed_rows_confirmed']}, span rows "
                   f"{mat['constructed_span_rows_confirmed']}", flush=True)
+        t0 = now - DAY_NS
         print("questions over 24 h:", flush=True)
         questions = time_questions(ClickHouseStore(runner), runner, t0, now + 1, args.repeat,
                                    args.spans // SPANS_PER_TASK,
