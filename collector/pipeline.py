@@ -208,11 +208,13 @@ class IngestPipeline:
                 self._errors_in_a_row += 1
                 log.exception("the writer failed unexpectedly (%d in a row); its batch is "
                               "answered 503", self._errors_in_a_row)
+                restarts = self._errors_in_a_row <= self.ingest.writer_max_restarts
+                # counted before the 503 goes out: a client that saw it sees the restart too
+                self.stats.writer_restarts += restarts
                 self._finish(self._in_hand, self._internal_error(exc))
-                if self._errors_in_a_row > self.ingest.writer_max_restarts:
+                if not restarts:
                     return False
                 self.writer.forget_memory()
-                self.stats.writer_restarts += 1
 
     def _die(self) -> None:
         """Answer everything queued 503 and tell the server, which exits for a restart."""
