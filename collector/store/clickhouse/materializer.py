@@ -1,8 +1,9 @@
 """Task materialization over the traces table: one pass of one shard, from its watermark.
 
-A pass finds the traces of its shard (`cityHash64(TraceId) % N = K`) with a span that ended
-since the shard's watermark minus the late-arrival window, plus the shard's unfinished tasks
-(a root may still come; a rootless task turns lost at its deadline). It reads every span of
+A pass finds the tasks of its shard (`cityHash64(task_id) % N = K`, the task a trace resolves
+to: its stored one, else its declared task.id, else its trace id) with a span that ended since
+the shard's watermark minus the late-arrival window, plus the shard's unfinished tasks (a root
+may still come; a rootless task turns lost at its deadline). It reads every span of
 those tasks through the `spans` view, runs the same pure function as the DuckDB writer
 (collector.tasks.materialize), and inserts task rows and per-span facts with a version, then
 re-aggregates the rollups' minutes it touched (rollups.py), then moves the watermark. A crash
@@ -33,7 +34,7 @@ NS = 1_000_000_000
 
 @dataclass(frozen=True)
 class Shard:
-    """Shard K of N (0 <= K < N): the trace ids whose hash modulo N is K."""
+    """Shard K of N (0 <= K < N): the tasks whose task id's hash modulo N is K."""
 
     index: int
     count: int
@@ -71,8 +72,11 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
     task_traces, moved = _task_traces(runner, database, shard, since, until)
-    spans = _spans(runner, database, table,
-                   sorted({t for ts in task_traces.values() for t in ts}))
+    traces = {t for ts in task_traces.values() for t in ts}
+    # the spans of traces another shard's task took leave this shard's hop rollups
+    spans = _spans(runner, database, table, sorted(traces | set(moved)))
+    ours = pc.is_in(spans["trace_id"], value_set=pa.array(sorted(traces), pa.string()))
+    left, spans = spans.filter(pc.invert(ours)), spans.filter(ours)
     rows = spans.to_pylist()
     by_task = _group(rows, task_traces)
     tasks, calls = [], {}
@@ -86,8 +90,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     touched = rollups.journal(runner, database, str(shard), mark, {
         rollups.TASK: rollups.stored_task_minutes(runner, database, [*by_task, *moved])
         | {rollups.task_minute(t) for t in tasks},
-        rollups.SPAN: set(pc.unique(pc.multiply(pc.divide(judged["end_ns"], rollups.MINUTE_NS),
-                                                rollups.MINUTE_NS)).to_pylist())})
+        rollups.SPAN: _minutes(judged["end_ns"]) | _minutes(left["end_ns"])})
     rollups.index_tasks(runner, database, str(shard), tasks)
     # a trace first keyed by its own id joined its declared task: drop the old rows. Span
     # facts go last: they tell a replay which traces moved (before them, it moves them again)
@@ -106,6 +109,12 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     return PassResult(len(tasks), len(rows), until, until >= now_ns)
 
 
+def _minutes(ends: pa.ChunkedArray) -> set[int]:
+    """Return the minutes (unix ns) holding these span ends."""
+    return set(pc.unique(pc.multiply(pc.divide(ends, rollups.MINUTE_NS),
+                                     rollups.MINUTE_NS)).to_pylist())
+
+
 def watermark(runner: Any, database: str, shard: Shard) -> int:
     """Return the shard's watermark (unix ns; 0 before its first pass)."""
     rows = runner.arrow(f"select watermark_ns from {database}.agentsla_watermarks final "
@@ -122,41 +131,80 @@ def _first_end(runner: Any, database: str, table: str, now_ns: int) -> int:
 
 def _task_traces(runner: Any, database: str, shard: Shard, since: int,
                  until: int) -> tuple[dict[str, set[str]], list[str]]:
-    """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop."""
+    """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop.
+
+    A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
+    only once resolved, so every trace with a span ending in range is resolved here (the
+    stored mapping first) and the shard keeps its own tasks, with the traces stored earlier
+    under them and its unfinished tasks' traces.
+    """
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until}
     recent = _recent(runner, database, params)
-    stored = {r["trace_id"]: r["task_id"] for r in runner.arrow(
-        f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
-        f"{database}.agentsla_span_facts final where trace_id in {{traces:Array(String)}} "
-        f"group by trace_id", {"traces": sorted(recent)}).to_pylist()}
-    tasks: dict[str, set[str]] = defaultdict(set)
-    moved = []
-    for trace, declared in recent.items():
-        before = stored.get(trace)
-        # the first task.id a trace declares wins; one keyed by its trace id moves once
-        task = before if before and before != trace else (declared or trace)
-        if before == trace != task:
-            moved.append(trace)
-        tasks[task].add(trace)
-    known = runner.arrow(
+    unfinished = runner.arrow(
         f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
         f"in (select task_id from {database}.agentsla_tasks final where not finished and "
-        f"cityHash64(trace_id) % {{n:UInt64}} = {{k:UInt64}}) or task_id in "
-        f"{{tasks:Array(String)}}", {**params, "tasks": sorted(tasks)}).to_pylist()
-    for row in known:  # traces stored earlier under a task this pass touches
-        if row["trace_id"] not in recent:
+        f"{rollups.owns('task_id')})", params).to_pylist()
+    # this shard's trace-keyed tasks in progress: another shard's task may have taken them
+    keyed = {r["trace_id"] for r in unfinished if r["task_id"] == r["trace_id"]} - set(recent)
+    stored = _stored_tasks(runner, database, sorted({*recent, *keyed}))
+    task_of = {trace: _resolve(trace, declared, stored.get(trace))
+               for trace, declared in recent.items()}
+    task_of.update({t: stored[t] for t in keyed if stored.get(t, t) != t})
+    owned = _owned(runner, shard, {*task_of, *task_of.values()})
+    tasks: dict[str, set[str]] = defaultdict(set)
+    for trace, task in task_of.items():
+        if task in owned:
+            tasks[task].add(trace)
+    # a trace of ours moved to a task of this shard (written by this pass), or one that
+    # another shard's task took: its rows are written once that shard's facts say so
+    moved = [t for t, task in task_of.items()
+             if t in owned and stored.get(t) == t != task and task in owned]
+    taken = {t for t, task in task_of.items()
+             if t in owned and task not in owned and stored.get(t) == task != t}
+    known = runner.arrow(
+        f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
+        f"in {{tasks:Array(String)}}", {"tasks": sorted({*tasks, *taken})}).to_pylist()
+    for row in [*unfinished, *known]:  # traces stored earlier under a task this pass touches
+        if row["task_id"] in taken:
+            if row["trace_id"] == row["task_id"]:  # still there: drop it
+                moved.append(row["trace_id"])
+        elif row["trace_id"] not in task_of:
             tasks[row["task_id"]].add(row["trace_id"])
-    return tasks, moved
+    return tasks, sorted(set(moved))
+
+
+def _resolve(trace: str, declared: str, stored: str | None) -> str:
+    """Return the task of a trace: the first task.id it declared wins (the stored one), else
+    the one it declares now, else its own id (a trace keyed by its id moves once)."""
+    return stored if stored and stored != trace else (declared or trace)
+
+
+def _stored_tasks(runner: Any, database: str, traces: list[str]) -> dict[str, str]:
+    """Return trace -> the task its span facts hold it under (a declared task over its own id)."""
+    return {r["trace_id"]: r["task_id"] for r in runner.arrow(
+        f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
+        f"{database}.agentsla_span_facts final where trace_id in {{traces:Array(String)}} "
+        f"group by trace_id", {"traces": traces}).to_pylist()}
+
+
+def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
+    """Return the task ids of `task_ids` that the shard owns (ClickHouse's cityHash64)."""
+    if shard.count == 1:
+        return task_ids
+    return {r["id"] for r in runner.arrow(
+        f"select id from (select arrayJoin({{ids:Array(String)}}) as id) where "
+        f"{rollups.owns('id')}", {"ids": sorted(task_ids), "k": shard.index,
+                                  "n": shard.count}).to_pylist()}
 
 
 def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
-    """Return trace -> its first declared task.id ('' if none) for spans ending in range
-    (over agentsla_traces: string attributes whichever the table's variant)."""
+    """Return trace -> its first declared task.id ('' if none) for spans ending in range,
+    every shard's (over agentsla_traces: string attributes whichever the table's variant)."""
     rows = runner.arrow(
         f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
         f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
-        f"declared from {database}.agentsla_traces where cityHash64(TraceId) % {{n:UInt64}} = {{k:UInt64}}"
-        f" and toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
+        f"declared from {database}.agentsla_traces"
+        f" where toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
         f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
         params).to_pylist()

@@ -3,15 +3,14 @@
 The same tables, keys, counts and exponential histograms (scale 5) as DuckDB's rollups
 (collector/store/rollups.py: `task_minutes`, `task_histograms`, `cause_minutes`,
 `budget_minutes`, `budget_hop_minutes`, `hop_minutes`, `hop_histograms`), so both engines give
-the same answers. What differs is how
-they are kept (docs/scale-out.md, Rollups): each shard *re-aggregates* the minutes a pass
-touched from the stored rows of its own traces and writes one row per (minute, shard, key)
-into a `ReplacingMergeTree(version, is_deleted)`; a key that vanished from a minute (a task
-re-judged into another outcome or minute) is written as a deleted row. A rollup row is thus a
-pure function of the stored tasks and `hop_spans` rows, so a replayed pass (a crash before the
-watermark moved) rewrites the same rows: the minutes every attempt of a pass touched are
-journaled before its first insert, and each attempt re-aggregates all of them. Readers sum the
-FINAL rows over shards.
+the same answers. What differs is how they are kept (docs/scale-out.md, Rollups): each shard
+*re-aggregates* the minutes a pass touched from the stored rows of its own tasks (by task id,
+`owns`) and writes one row per (minute, shard, key) into a `ReplacingMergeTree(version,
+is_deleted)`; a key that vanished from a minute (a task re-judged into another outcome or
+minute) is written as a deleted row. A rollup row is thus a pure function of the stored tasks
+and `hop_spans` rows, so a replayed pass (a crash before the watermark moved) rewrites the same
+rows: the minutes every attempt of a pass touched are journaled before its first insert, and
+each attempt re-aggregates all of them. Readers sum the FINAL rows over shards.
 
 Task rows are keyed by task id, so "the tasks of a minute" are found through
 `agentsla_task_minutes_index` (minute, task id: every minute a task was ever counted at,
@@ -237,8 +236,15 @@ def shards(runner: Any, database: str) -> list[Any]:
         key=lambda s: (s.count, s.index))
 
 
+def owns(task_id: str) -> str:
+    """Return the condition that shard {k:UInt64} of {n:UInt64} owns the task `task_id` (an
+    SQL expression): a task, its rows, its spans' rows and their rollups belong to the shard
+    of its task id's hash, whichever traces hold it (docs/scale-out.md, Materializer workers)."""
+    return f"cityHash64({task_id}) % {{n:UInt64}} = {{k:UInt64}}"
+
+
 def _shard_of(alias: str) -> str:
-    return f"cityHash64({alias}.trace_id) % {{n:UInt64}} = {{k:UInt64}}"
+    return owns(f"{alias}.task_id")
 
 
 def refresh(runner: Any, database: str, shard: Any, minutes: dict[str, set[int]],
