@@ -155,8 +155,9 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int,
     for trace, task in task_of.items():
         if task in owned:
             tasks[task].add(trace)
-    # a trace of ours moved to a task of this shard (written by this pass), or one that
-    # another shard's task took: its rows are written once that shard's facts say so
+    # our trace-keyed tasks to drop: one whose trace moved to a task of ours (written by this
+    # pass), or one another shard's task took, once its span facts say so (written last,
+    # after its hop_spans: our re-aggregation then no longer finds the spans in our share)
     moved = [t for t, task in task_of.items()
              if t in owned and stored.get(t) == t != task and task in owned]
     taken = {t for t, task in task_of.items()
