@@ -1,8 +1,8 @@
 """Start-up backfill of agentsla_finding_spans for a store materialized before it existed.
 
 Such a store holds judged spans (span facts) but no finding rows, and its findings would be
-empty. The backfill copies them from the `spans` view's parts (the typed spans and their facts),
-one day of span starts at a time: each statement reads one partition of the exporter's table
+empty. The backfill copies them from the typed spans joined with their facts (what `spans`
+reads), one day of span starts at a time: each statement reads one partition of the exporter's table
 and that day's traces' facts, so it is bounded by a day's spans whatever the store's size. The
 days are planned once, in agentsla_backfills, and each is marked done after its copy, so a
 restarted backfill resumes at the first pending day (a day copied twice writes the same rows).
@@ -54,9 +54,11 @@ def _needs_plan(runner: Any, database: str) -> bool:
 
 
 def _plan(runner: Any, database: str, now_ns: int) -> None:
-    """Record every day from the first to the last span start of the traces table as pending."""
-    (row,) = runner.arrow(f"select toDate(min(Timestamp)) as first, toDate(max(Timestamp)) as "
-                          f"last from {database}.agentsla_traces", {}).to_pylist()
+    """Record every day (UTC) from the first to the last span start of the traces table as
+    pending."""
+    (row,) = runner.arrow(f"select toDate(min(Timestamp), 'UTC') as first, "  # days as _day_ns
+                          f"toDate(max(Timestamp), 'UTC') as last from "
+                          f"{database}.agentsla_traces", {}).to_pylist()
     days = [row["first"] + timedelta(days=i) for i in range((row["last"] - row["first"]).days + 1)]
     _mark(runner, database, days, done=0, version=now_ns)
     log.info("finding spans of %s: the store holds judged spans but no finding rows (a store of "
@@ -72,4 +74,5 @@ def _mark(runner: Any, database: str, days: list[date], done: int, version: int)
 
 
 def _day_ns(day: date) -> int:
+    """The start of that UTC day, in unix ns."""
     return (day - date(1970, 1, 1)).days * DAY_NS
