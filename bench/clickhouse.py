@@ -12,10 +12,10 @@ task.type of 4, tenant.id of 50, a 30 s budget) over an agent span over four mod
 tasks fail: their second tool call times out (error.type timeout) and the root ends in ERROR.
 What the materializer writes for those spans is generated too, in its output shape and
 consistent with the spans *by construction* (one materializer core would need hours for 100M
-spans): task rows, span facts, task traces and hop_spans rows; the rollups are then built from
-those rows (`rollups.rebuild`, as shard 0/1). The slice the materializer then
-really judges checks that construction: the share of its task rows, and of its span facts and
-hop_spans rows, equal to the constructed ones is printed.
+spans): task rows, span facts, task traces, hop_spans and finding_spans rows; the rollups
+are then built from those rows (`rollups.rebuild`, as shard 0/1). The slice the materializer then
+really judges checks that construction: the share of its task rows, and of its span facts,
+hop_spans and finding_spans rows, equal to the constructed ones is printed.
 
 Timing, all in one process over one chdb session (chdb admits one data path per process):
 - generation: wall and CPU time of each INSERT ... SELECT;
@@ -176,6 +176,26 @@ from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as
       from numbers({{spans:UInt64}}))
 """
 
+# The materializer's finding columns of those spans (schema.FINDING_SPAN_COLUMNS; the tool that
+# times out has its error.type, nothing declares timeouts, budgets left, retries or fallbacks).
+_FINDING_SPANS = f"""
+insert into default.agentsla_finding_spans (end_ns, trace_id, span_id, parent_span_id, task_id,
+    name, hop_kind, hop_name, start_ns, duration_ms, is_error, error_type, call_id, attempt,
+    input_tokens, output_tokens, version)
+select start + span_dur, trace, span,
+    multiIf(j = 0, null, j = 1, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'),
+            leftPad(lower(hex(toUInt64(i * 16 + 2))), 16, '0')),
+    task, multiIf(j = 0, 'POST /ask', j = 1, 'agent', j % 2 = 0, concat('chat ', model), tool),
+    multiIf(j = 0, 'gateway', j = 1, 'agent', j % 2 = 0, 'model', 'tool'),
+    multiIf(j = 0, 'POST /ask', j = 1, 'planner', j % 2 = 0, model, tool),
+    start, span_dur / 1e6, fails and j in (0, 5), reason, span, 0,
+    if(j >= 2 and j % 2 = 0, 100 + sipHash64(i, j, 8) % 900, null),
+    if(j >= 2 and j % 2 = 0, 10 + sipHash64(i, j, 9) % 300, null), 1
+from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
+             {_SPAN_FACTS}, {_SPAN_TIMES}
+      from numbers({{spans:UInt64}}))
+"""
+
 
 def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
     """Fill the store; return the wall and CPU seconds of each insert."""
@@ -183,7 +203,8 @@ def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
               "day_ns": DAY_NS}
     took = {}
     for name, sql in (("spans", _SPANS), ("tasks", _TASKS), ("span_facts", _FACTS),
-                      ("task_traces", _TASK_TRACES), ("hop_spans", _HOP_SPANS)):
+                      ("task_traces", _TASK_TRACES), ("hop_spans", _HOP_SPANS),
+                      ("finding_spans", _FINDING_SPANS)):
         start, cpu = time.perf_counter(), time.process_time()
         runner.arrow(sql, {k: v for k, v in params.items() if "{" + k + ":" in sql})
         took[name] = time.perf_counter() - start
@@ -234,9 +255,10 @@ def materialize_slice(runner, t0: int, minutes: float, now_ns: int) -> dict:
 
 
 def _span_rows(runner, task_ids: list[str]) -> dict:
-    """The span facts and hop_spans rows of those tasks, keyed by (table, trace, span)."""
+    """The span facts, hop_spans and finding_spans rows of those tasks, keyed by (table, trace,
+    span)."""
     out = {}
-    for table in ("agentsla_span_facts", "hop_spans"):
+    for table in ("agentsla_span_facts", "hop_spans", "finding_spans"):
         for row in runner.arrow(f"select * from default.{table} final where task_id in "
                                 "{ids:Array(String)}", {"ids": task_ids}).to_pylist():
             row.pop("version", None)
@@ -304,7 +326,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=1_000_000)
     parser.add_argument("--path", help="chdb data path (default: a temp dir)")
-    parser.add_argument("--keep", action="store_true", help="keep the data path")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the data path (--reuse keeps it too)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slice-minutes", type=float, default=10.0,
                         help="span time the materializer judges")
@@ -352,7 +375,7 @@ def main() -> None:
                           // 1024}, default=str))
     finally:
         runner.close()
-        if not args.keep:
+        if not (args.keep or args.reuse):  # a reused store is kept: it was made to be
             shutil.rmtree(path, ignore_errors=True)
 
 

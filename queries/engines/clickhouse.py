@@ -10,12 +10,14 @@ here); `clickhouse://user:password@host:8123/database` talks HTTP through clickh
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable, Mapping, Protocol
 
 import orjson
 import pyarrow as pa
 
 from agentsla.collector.store.clickhouse import rollups, schema
+from agentsla.collector.store.clickhouse.backfills import backfill_finding_spans
 from agentsla.collector.store.clickhouse.materializer import Shard
 from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.errors import AgentslaError, PermanentError, RetryableError
@@ -210,8 +212,9 @@ def prepare(runner: Runner, url: StoreURL) -> None:
 def backfill(runner: Runner, database: str, existed: set[str]) -> None:
     """Fill the tables a store materialized before they existed (agentsla_task_traces,
     agentsla_hop_spans from its span facts; the rollups from those, and a rollup added since
-    the others were built, per shard they were kept for), once: at version 0, so any pass
-    overrides. `existed`: the store's tables before start-up created the missing ones."""
+    the others were built, per shard they were kept for; agentsla_finding_spans day by day,
+    resumed where a restart left it), once: at version 0, so any pass overrides. `existed`:
+    the store's tables before start-up created the missing ones."""
     def empty(table: str) -> bool:
         return not runner.arrow(f"select 1 from {database}.{table} limit 1", {}).num_rows
 
@@ -225,6 +228,7 @@ def backfill(runner: Runner, database: str, existed: set[str]) -> None:
         runner.execute(schema.hop_spans_insert_sql(
             database, f"s.trace_id in (select trace_id from {database}.agentsla_span_facts)"),
             {"version": 0})
+    backfill_finding_spans(runner, database, time.time_ns())
     if empty("agentsla_task_minutes_index"):  # as one shard (`agentsla rollups rebuild`: N)
         rollups.rebuild(runner, database, Shard(0, 1))
         return

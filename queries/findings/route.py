@@ -42,7 +42,8 @@ TASK_PARAMS = [
      "description": "Only what is wrong with this task: the detectors run over its spans "
                     "alone, plus the findings of a window as long as the asked one (default "
                     "1h) centred on the task that list it among their examples; 404 for an "
-                    "unknown task.",
+                    "unknown task (on ClickHouse, also one no materializer pass has judged "
+                    "yet).",
      "schema": {"type": "string"}},
     {"name": "trace_id", "in": "query", "required": False,
      "description": "As task_id, for the task(s) holding this trace (32 hex digits).",

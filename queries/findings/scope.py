@@ -8,7 +8,9 @@ On DuckDB temporary tables shadow the views on the store's own cursor. A ClickHo
 runner is shared by every thread of the process (one chdb session, one HTTP client), where a
 temporary table would shadow the views for every request: there the findings' SQL reads
 `{{finding_spans}}` and `{{finding_tasks}}`, and the scoped store fills them with the snippets
-`scoped_spans` and `scoped_tasks`, bound to the scope's task and trace ids.
+`scoped_spans` and `scoped_tasks`, bound to the scope's task and trace ids and span times.
+There the findings read the spans a materializer pass has judged: a task no pass has judged
+yet is not found, and the error says so (NOT_JUDGED_YET).
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ BY_SNIPPET = frozenset({"clickhouse"})
 #: The snippets a scoped store fills the findings' placeholders with.
 SCOPED_SNIPPETS = {"finding_spans": "scoped_spans", "finding_tasks": "scoped_tasks"}
 
+#: Why a task may be unknown to a BY_SNIPPET store although its spans arrived: its findings
+#: read the materializer's judged spans (docs/scale-out.md, The findings' spans).
+NOT_JUDGED_YET = ("; a ClickHouse store knows a task once a materializer pass has judged its "
+                  "spans, up to one materialize_interval after they arrive")
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -43,9 +50,11 @@ class Scope:
 class ScopedStore:
     """A store whose finding questions read the scoped tasks' rows only (BY_SNIPPET)."""
 
-    def __init__(self, store: ReadStore, task_ids: list[str], trace_ids: list[str]) -> None:
+    def __init__(self, store: ReadStore, bounds: Mapping[str, Any]) -> None:
         self._store = store
-        self._params = {"scope_task_ids": task_ids, "scope_trace_ids": trace_ids}
+        self._params = {"scope_task_ids": bounds["task_ids"],
+                        "scope_trace_ids": bounds["trace_ids"],
+                        "scope_start_ns": bounds["start_ns"], "scope_end_ns": bounds["end_ns"]}
         self.dialect = store.dialect
 
     def rows(self, question: str, params: Mapping[str, Any] | None = None,
@@ -74,8 +83,8 @@ def task_scope(store: ReadStore, task_id: str | None, trace_id: str | None) -> I
     params = {"task_id": task_id, "trace_id": trace_id}
     if store.dialect in BY_SNIPPET:
         (bounds,) = store.rows("findings/scope_bounds", params)
-        _check(bounds, task_id, trace_id)
-        yield _scope(bounds, ScopedStore(store, bounds["task_ids"], bounds["trace_ids"]))
+        _check(bounds, task_id, trace_id, NOT_JUDGED_YET)
+        yield _scope(bounds, ScopedStore(store, bounds))
         return
     try:
         store.rows("findings/scope_tasks", params)
@@ -88,10 +97,11 @@ def task_scope(store: ReadStore, task_id: str | None, trace_id: str | None) -> I
         store.rows("findings/scope_drop_tasks")
 
 
-def _check(bounds: Mapping[str, Any], task_id: str | None, trace_id: str | None) -> None:
+def _check(bounds: Mapping[str, Any], task_id: str | None, trace_id: str | None,
+           why: str = "") -> None:
     if not bounds["task_ids"] or bounds["start_ns"] is None:
         asked = f"task {task_id!r}" if task_id else f"trace {trace_id!r}"
-        raise NotFound(f"unknown {asked}")
+        raise NotFound(f"unknown {asked}{why}")
 
 
 def _scope(bounds: Mapping[str, Any], store: ReadStore) -> Scope:

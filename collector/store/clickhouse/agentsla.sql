@@ -41,15 +41,28 @@ ORDER BY (task_id, trace_id);
 -- calls), copied out of `spans` by the materializer for the spans it judged: sorted by end,
 -- typed once, so a 24 h question reads a few columns instead of every span's attribute maps
 -- joined with every span's facts. Spans not yet materialized are not in it.
-create table if not exists $database.agentsla_hop_spans (
-    $hop_span_columns,
+-- (schema.judged_spans_ddl: agentsla_hop_spans and its FINAL view hop_spans)
+$hop_spans_table;
+
+-- The columns of `spans` the finding questions read (schema.FINDING_SPAN_COLUMNS), written by
+-- the materializer beside hop_spans for the spans it judged: typed once per span and sorted by
+-- end, so a window's findings read its granules' columns instead of every span's attribute
+-- maps joined with its facts. One task's findings find its spans by trace id (the bloom
+-- filter) within its time range (the key); the minmax index serves the ranges on start.
+-- Spans not yet materialized are not in it.
+-- (agentsla_finding_spans, with those indexes, and its FINAL view finding_spans)
+$finding_spans_table;
+
+-- Start-up backfills of a table added to stores that already hold judged spans
+-- (queries.engines.clickhouse.backfill): one row per (table, day of span starts) planned, done
+-- = 1 once that day is copied, so a restarted backfill resumes at the first pending day.
+create table if not exists $database.agentsla_backfills (
+    name String,
+    day Date,
+    done UInt8,
     version UInt64
 ) ENGINE = ReplacingMergeTree(version)
-PARTITION BY toDate(fromUnixTimestamp64Nano(end_ns))
-ORDER BY (end_ns, trace_id, span_id);
-
-create view if not exists $database.hop_spans as
-select * except (version) from $database.agentsla_hop_spans final;
+ORDER BY (name, day);
 
 -- Per shard ("K/N"): spans ending before watermark_ns are materialized.
 create table if not exists $database.agentsla_watermarks (

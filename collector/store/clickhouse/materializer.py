@@ -102,6 +102,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
                   + [{"task_id": t, "trace_id": t, "version": now_ns, "is_deleted": 1}
                      for t in moved])
     runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
+    runner.insert_arrow(f"{database}.agentsla_finding_spans", judged.select(_FINDING_COLUMNS))
     runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
     rollups.refresh(runner, database, shard, touched, now_ns)
     runner.insert(f"{database}.agentsla_watermarks",
@@ -262,10 +263,12 @@ def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dic
     return by_task
 
 
-#: What a pass writes per span: its facts (the spans view joins them) and its hop_spans row.
+#: What a pass writes per span: its facts (the spans view joins them), its hop_spans row and
+#: its finding_spans row.
 _FACT_COLUMNS = ("trace_id", "span_id", "task_id", "error_type", "is_error", "call_id",
                  "attempt", "version")
 _HOP_COLUMNS = (*schema.HOP_SPAN_COLUMNS, "version")
+_FINDING_COLUMNS = (*schema.FINDING_SPAN_COLUMNS, "version")
 
 
 def _judged(spans: pa.Table, rows: list[dict[str, Any]], calls: dict, version: int) -> pa.Table:

@@ -73,6 +73,23 @@ HOP_SPAN_COLUMNS: dict[str, str] = {
     "provider": "LowCardinality(Nullable(String))",
 }
 
+#: agentsla_finding_spans: the columns of `spans` (their types there, so every finding reads
+#: what it read over the view) that the finding questions read through {{finding_spans}}
+#: (queries/sql/clickhouse: findings/, the _evidence_* snippets and the snippets they pull in).
+FINDING_SPAN_COLUMNS: dict[str, str] = {
+    "end_ns": "Int64", "trace_id": "String", "span_id": "String",
+    "parent_span_id": "Nullable(String)", "task_id": "String", "name": "LowCardinality(String)",
+    "hop_kind": "String", "hop_name": "String", "start_ns": "Int64", "duration_ms": "Float64",
+    "is_error": "Bool", "error_type": "Nullable(String)", "hop_timeout_ms": "Nullable(Float64)",
+    "budget_remaining_ms": "Nullable(Float64)", "retry_attempt": "Nullable(Int32)",
+    "retry_max": "Nullable(Int32)", "call_id": "Nullable(String)", "attempt": "Nullable(Int32)",
+    "fallback_used": "Nullable(Bool)", "fallback_kind": "Nullable(String)",
+    "fallback_from": "Nullable(String)", "fallback_to": "Nullable(String)",
+    "idempotency_key": "Nullable(String)", "loop_limit": "Nullable(Int32)",
+    "input_tokens": "Nullable(Int64)", "output_tokens": "Nullable(Int64)",
+    "ttft_ms": "Nullable(Float64)",
+}
+
 
 def statements(text: str) -> list[str]:
     """Split a SQL file into statements (no statement here holds a ';' inside)."""
@@ -98,17 +115,42 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
     `agentsla_traces` (attributes as string maps, whichever the variant), `spans`, `tasks`."""
     task_columns = ",\n    ".join(f"{name} {_CH_TYPES[sql_type]}"
                                    for name, sql_type, _, _ in TASK_COLUMNS)
-    hop_span_columns = ",\n    ".join(  # the exporter's codecs; end_ns is the sort key
-        f"{name} {sql_type} CODEC({'Delta(8), ' if name == 'end_ns' else ''}ZSTD(1))"
-        for name, sql_type in HOP_SPAN_COLUMNS.items())
     own = statements(Template(_file("agentsla.sql")).substitute(
         database=identifier(database), task_columns=task_columns,
-        hop_span_columns=hop_span_columns))
+        hop_spans_table=judged_spans_ddl(database, "hop_spans", HOP_SPAN_COLUMNS),
+        finding_spans_table=judged_spans_ddl(database, "finding_spans", FINDING_SPAN_COLUMNS,
+                                             _FINDING_SPAN_INDEXES)))
     added = [f"alter table {identifier(database)}.agentsla_tasks add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS]
     return [*own, *added, *rollups.ddl(identifier(database)),
             traces_view_sql(database, table, variant), typed_spans_view_sql(database),
             spans_view_sql(database)]
+
+
+#: agentsla_finding_spans' skip indexes: one task's spans by trace id (and task id) within its
+#: time range, and the questions' ranges on span start (granules sorted by end).
+_FINDING_SPAN_INDEXES = (
+    "INDEX finding_trace_id trace_id TYPE bloom_filter(0.001) GRANULARITY 1",
+    "INDEX finding_task_id task_id TYPE bloom_filter(0.001) GRANULARITY 1",
+    "INDEX finding_start start_ns TYPE minmax GRANULARITY 1")
+
+
+def judged_spans_ddl(database: str, name: str, columns: dict[str, str],
+                     indexes: Iterable[str] = ()) -> str:
+    """Return the DDL of `agentsla_<name>`, columns of the spans a pass judged, one row per span
+    (the newest version), sorted and partitioned by end so a window reads its own granules,
+    with the exporter's codecs (Delta on the sort key); and of the view `<name>` reading it
+    FINAL."""
+    db = identifier(database)
+    body = ",\n    ".join([
+        *(f"{column} {sql_type} CODEC({'Delta(8), ' if column == 'end_ns' else ''}ZSTD(1))"
+          for column, sql_type in columns.items()), "version UInt64", *indexes])
+    return (f"create table if not exists {db}.agentsla_{name} (\n    {body}\n"
+            f") ENGINE = ReplacingMergeTree(version)\n"
+            f"PARTITION BY toDate(fromUnixTimestamp64Nano(end_ns))\n"
+            f"ORDER BY (end_ns, trace_id, span_id);\n"
+            f"create view if not exists {db}.{name} as\n"
+            f"select * except (version) from {db}.agentsla_{name} final")
 
 
 def check_traces_columns(columns: Iterable[tuple[str, str]], where: str) -> str:
@@ -278,13 +320,35 @@ def typed_spans_view_sql(database: str) -> str:
 def spans_view_sql(database: str) -> str:
     """Return the CREATE VIEW of `spans`: the columns of collector/store/schema.py, the typed
     spans with what materialization decided (a filter on trace_id reaches both sides)."""
-    body = ",\n    ".join(f"{_FACT_SQL.get(name, f's.{name}')} as {name}"
-                          for name in SPAN_COLUMN_NAMES)
     db = identifier(database)
-    return (f"create or replace view {db}.spans as\nselect\n    {body}\n"
-            f"from {db}.agentsla_typed_spans as s\nleft any join (select * from "
-            f"{db}.agentsla_span_facts final) as f on f.trace_id = s.trace_id and "
-            f"f.span_id = s.span_id\nsettings join_use_nulls = 1")
+    return (f"create or replace view {db}.spans as\nselect\n    "
+            f"{_with_facts(SPAN_COLUMN_NAMES)}\nfrom {db}.agentsla_typed_spans as s\n"
+            f"left any join (select * from {db}.agentsla_span_facts final) as f "
+            f"{_FACTS_ON}\nsettings join_use_nulls = 1")
+
+
+_FACTS_ON = "on f.trace_id = s.trace_id and f.span_id = s.span_id"
+
+
+def _with_facts(names: Iterable[str]) -> str:
+    """The select list of those columns of `spans`: typed spans s with their facts f."""
+    return ",\n    ".join(f"{_FACT_SQL.get(name, f's.{name}')} as {name}" for name in names)
+
+
+def finding_spans_backfill_sql(database: str) -> str:
+    """Return the INSERT copying into agentsla_finding_spans, at version 0 (any pass's rows
+    win), the judged spans (those with span facts) that started in [{lo:Int64}, {hi:Int64})
+    unix ns: a range on the exporter's Timestamp, its partition and sort key, and only those
+    spans' traces' facts in the join."""
+    db = identifier(database)
+    started = ("{time} >= fromUnixTimestamp64Nano({{lo:Int64}}) and "
+               "{time} < fromUnixTimestamp64Nano({{hi:Int64}})")
+    return (f"insert into {db}.agentsla_finding_spans ({', '.join(FINDING_SPAN_COLUMNS)}, "
+            f"version)\nselect\n    {_with_facts(FINDING_SPAN_COLUMNS)}, 0\n"
+            f"from {db}.agentsla_typed_spans as s\ninner join (select * from "
+            f"{db}.agentsla_span_facts final where trace_id in (select TraceId from "
+            f"{db}.agentsla_traces where {started.format(time='Timestamp')})) as f {_FACTS_ON}\n"
+            f"where {started.format(time='s.timestamp')}")
 
 
 def hop_spans_insert_sql(database: str, where: str) -> str:

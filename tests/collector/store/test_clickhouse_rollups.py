@@ -115,11 +115,11 @@ class CrashingRunner:
 
 
 #: Where the second pass dies: after its journal, its task rows (the trace-keyed task already
-#: dropped), its hop_spans, its span facts (every row written, no rollup rewritten yet), its
-#: first rollup's minutes rewritten (task_minutes) but not its hours nor the others, and its
-#: budget minutes rewritten but not their self times per hop kind.
+#: dropped), its hop_spans, its finding_spans, its span facts (every row written, no rollup
+#: rewritten yet), its first rollup's minutes rewritten (task_minutes) but not its hours nor
+#: the others, and its budget minutes rewritten but not their self times per hop kind.
 CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
-           ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1),
+           ("agentsla_finding_spans", 1), ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1),
            ("agentsla_budget_minutes", 1)]
 
 
@@ -127,6 +127,12 @@ def _rollup_rows(runner, database: str) -> dict[str, list]:
     """Every rollup's FINAL rows, both tiers (the views)."""
     return {view: runner.arrow(f"select * from {database}.{view} order by all", {}).to_pylist()
             for r in rollups.ROLLUPS for view in (r.duck.table, r.duck.table + "_hourly")}
+
+
+def _span_rows(runner, database: str) -> dict[str, list]:
+    """What the passes wrote per span: the FINAL hop_spans and finding_spans rows."""
+    return {view: runner.arrow(f"select * from {database}.{view} order by all", {}).to_pylist()
+            for view in ("hop_spans", "finding_spans")}
 
 
 def _answers(runner, database: str, raw: bool = False) -> list:
@@ -159,6 +165,7 @@ def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, afte
     for database in (crashed, clean):  # the restarted worker replays; the other runs once
         run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 131_000))
     assert _rollup_rows(runner, crashed) == _rollup_rows(runner, clean)
+    assert _span_rows(runner, crashed) == _span_rows(runner, clean)
     assert _minutes(runner, crashed) == [(M0_NS, 1, 0, 1, 0, 1),
                                          (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0, 1)]
     # over the rollups (whole minutes) as over raw rows, and as the clean store answers

@@ -330,3 +330,124 @@ def test_a_pass_reads_its_traces_within_the_lookups_time_bounds(runner, lookup):
                        _now(3_700_000)).caught_up:
         pass
     assert _tasks(runner, database)["x"]["span_count"] == 3
+
+
+#: The finding columns of the two spans of test_a_pass_writes_the_finding_spans_once, as their
+#: attributes declare them and the pass judges them (ids at the end).
+FINDING_ROWS = [
+    {"end_ns": _now(90), "parent_span_id": f"{1:016x}", "task_id": "f", "name": "chat",
+     "hop_kind": "model", "hop_name": "m", "start_ns": _now(10), "duration_ms": 80.0,
+     "is_error": True, "error_type": "timeout", "hop_timeout_ms": 75.0,
+     "budget_remaining_ms": 900.0, "retry_attempt": 1, "retry_max": 3, "call_id": f"{2:016x}",
+     "attempt": 1, "fallback_used": True, "fallback_kind": "backup_model",
+     "fallback_from": "big", "fallback_to": "m", "idempotency_key": "k-1", "loop_limit": None,
+     "input_tokens": 1200, "output_tokens": 30, "ttft_ms": 250.0, "span_id": f"{2:016x}"},
+    {"end_ns": _now(100), "parent_span_id": None, "task_id": "f", "name": "POST /ask",
+     "hop_kind": "gateway", "hop_name": "POST /ask", "start_ns": _now(0), "duration_ms": 100.0,
+     "is_error": False, "error_type": None, "hop_timeout_ms": None, "budget_remaining_ms": None,
+     "retry_attempt": None, "retry_max": None, "call_id": f"{1:016x}", "attempt": 0,
+     "fallback_used": None, "fallback_kind": None, "fallback_from": None, "fallback_to": None,
+     "idempotency_key": None, "loop_limit": 8, "input_tokens": None, "output_tokens": None,
+     "ttft_ms": None, "span_id": f"{1:016x}"},
+]
+
+
+def _finding_rows(runner, database: str) -> list[dict]:
+    return _select(runner, f"select * except (trace_id) from {database}.finding_spans "
+                           "order by end_ns")
+
+
+def test_a_pass_writes_the_finding_spans_once(runner):
+    """A judged span's finding columns are typed once by the pass that judged it (its task,
+    reason and call too); a replayed pass (crashed before its watermark moved) writes the
+    same rows again and the table still holds one per span."""
+    url = _store(runner, "findrows")
+    runner.insert("findrows.otel_traces", [
+        _row(1, 1, None, 0, 100, task__id="f", agent__loop__limit="8"),
+        _row(1, 2, 1, 10, 90, gen_ai__operation__name="chat", gen_ai__request__model="m",
+             hop__timeout_ms="75", budget__remaining_ms="900", retry__attempt="1",
+             retry__max="3", fallback__used="true", fallback__kind="backup_model",
+             fallback__from="big", fallback__to="m", idempotency__key="k-1",
+             error__type="timeout", gen_ai__usage__input_tokens="1200",
+             gen_ai__usage__output_tokens="30", gen_ai__response__time_to_first_chunk="0.25")])
+    assert _finding_rows(runner, "findrows") == []  # nothing judged yet
+    run_pass(runner, "findrows", url.table, Shard(0, 1), CONFIG, _now(200))
+    assert _finding_rows(runner, "findrows") == FINDING_ROWS
+    runner.execute("truncate table findrows.agentsla_watermarks")  # the crash: mark not moved
+    run_pass(runner, "findrows", url.table, Shard(0, 1), CONFIG, _now(300))
+    assert _finding_rows(runner, "findrows") == FINDING_ROWS
+
+
+class _CrashOnSecondDay:
+    """The runner, failing the backfill's statement for its second day (a crash mid-way)."""
+
+    def __init__(self, runner) -> None:
+        self._runner, self.days = runner, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._runner, name)
+
+    def execute(self, sql: str, params=None) -> None:
+        if sql.startswith("insert into") and ".agentsla_finding_spans" in sql:
+            self.days += 1
+            if self.days == 2:
+                raise RuntimeError("the process died")
+        self._runner.execute(sql, params)
+
+
+def test_an_upgraded_store_backfills_its_finding_spans_day_by_day_and_resumes(runner, caplog):
+    """A store judged before agentsla_finding_spans existed (span facts, no finding rows) gets
+    them at start-up, one day of span starts per step; a restart after a crash on the second
+    day copies that day only, and every row is what the passes wrote (at version 0)."""
+    url = _store(runner, "upgraded")
+    day_ms = 86_400_000
+    runner.insert("upgraded.otel_traces", [
+        _row(1, 1, None, 0, 100, task__id="d1"), _row(1, 2, 1, 10, 90, retry__attempt="1"),
+        _row(2, 1, None, day_ms, day_ms + 50, task__id="d2", hop__timeout_ms="40")])
+    while not run_pass(runner, "upgraded", url.table, Shard(0, 1), CONFIG,
+                       _now(day_ms + 1000)).caught_up:
+        pass
+    judged = _finding_rows(runner, "upgraded")
+    assert [(r["task_id"], r["span_id"]) for r in judged] == \
+        [("d1", f"{2:016x}"), ("d1", f"{1:016x}"), ("d2", f"{1:016x}")]
+    runner.execute("truncate table upgraded.agentsla_finding_spans")  # as before the table
+    caplog.set_level("INFO", logger="agentsla.store")
+    with pytest.raises(RuntimeError, match="died"):
+        prepare(_CrashOnSecondDay(runner), url)
+    assert [r["task_id"] for r in _finding_rows(runner, "upgraded")] == ["d1", "d1"]
+    caplog.clear()
+    prepare(runner, url)  # the restart
+    assert _finding_rows(runner, "upgraded") == judged
+    done = [m for m in caplog.messages if "backfilled" in m]
+    assert len(done) == 1 and "(1/1" in done[0] and "2026-05-29" in done[0]
+    assert _select(runner, "select version from upgraded.agentsla_finding_spans "
+                           "group by version") == [{"version": 0}]
+    caplog.clear()
+    prepare(runner, url)  # done: nothing more
+    assert not [m for m in caplog.messages if "finding spans" in m]
+
+
+def test_one_tasks_findings_wait_for_its_first_pass(runner):
+    """One task's findings read the spans a pass judged: before the first pass the task is
+    unknown, and the 404 says why; after it, its findings answer."""
+    from agentsla.errors import NotFound
+    from agentsla.queries.engines.clickhouse import ClickHouseStore
+    from agentsla.queries.findings import find_findings
+
+    url = _store(runner, "unjudged")
+    runner.insert("unjudged.otel_traces", [_row(1, 1, None, 0, 100, task__id="u")])
+
+    class InDatabase(ClickHouseStore):  # the questions name no database: run them in this one
+        def arrow(self, question, params=None, **fragments):
+            runner.execute("use unjudged")
+            try:
+                return super().arrow(question, params, **fragments)
+            finally:
+                runner.execute("use default")
+
+    store = InDatabase(runner)
+    for asked in ({"task_id": "u"}, {"trace_id": f"{1:032x}"}):
+        with pytest.raises(NotFound, match="once a materializer pass has judged its spans"):
+            find_findings(store, _now(0), _now(1000), None, {}, **asked)
+    run_pass(runner, "unjudged", url.table, Shard(0, 1), CONFIG, _now(200))
+    assert find_findings(store, _now(0), _now(1000), None, {}, task_id="u") == []
