@@ -6,7 +6,6 @@ import asyncio
 import logging
 import signal
 import ssl
-from contextlib import nullcontext
 from pathlib import Path
 
 import duckdb
@@ -67,7 +66,7 @@ async def serve(config: Config, stop: asyncio.Event | None = None) -> int:
         loop.add_signal_handler(sig, stop.set)
     backend = (_ClickHouseBackend(config) if config.server.store.is_clickhouse else
                _DuckDBBackend(config, lambda: loop.call_soon_threadsafe(stop.set)))
-    exporter = Exporter(config.ingest, backend.submit, backend.arriving)  # gRPC, OTLP/HTTP
+    exporter = Exporter(config.ingest, backend.submit)  # gRPC, and OTLP/HTTP in-process
     receivers = ReceiverPool(config, config.server.receivers) if config.server.receivers else None
     otlp_http = [] if receivers else [http_server(
         create_otlp_http_app(exporter, config.server.ingest_token, config.server.read_timeout),
@@ -115,7 +114,6 @@ class _DuckDBBackend:
                                        config.tasks, on_death=on_death)
         self.pipeline.start()
         self.submit = self.pipeline.submit
-        self.arriving = self.pipeline.arriving
         self.stores = cursor_stores(self.con)
         self.lease = Unshared()  # the file admits one process: no rival evaluator
         # stores the findings evidence of the minutes the writer changed (docs/findings.md)
@@ -148,7 +146,6 @@ class _ClickHouseBackend:
         if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
             self.materializer.start()
         self.stores = store_factory(self.runner)
-        self.arriving = nullcontext  # each request is its own insert: nothing to wait for
         # API replicas over one store: one evaluates alerts at a time (alerts/lease.py)
         self.lease = Lease(ClickHouseLeases(self.runner, self.url.database), holder_id(),
                            config.server.alert_lease_ttl)

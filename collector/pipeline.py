@@ -2,8 +2,6 @@
 
 Receivers `await submit(rows)`; the writer thread drains every waiting request into one
 transaction (group commit) and only then answers them, so a 200 means the spans are committed.
-A commit has a fixed cost (~17 ms of CPU, docs/architecture.md), so while requests are still
-being normalized (`arriving`) the writer waits up to `commit_linger` for them to join its group.
 The queue is bounded in (estimated) bytes: when full, submit raises Overloaded (429) at once and
 holds no memory for the refused request. No request waits longer than `submit_timeout`.
 
@@ -20,9 +18,8 @@ import logging
 import threading
 import time
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import duckdb
 
@@ -88,7 +85,6 @@ class IngestPipeline:
         self._cond = threading.Condition()
         self._closing = False
         self._in_hand: list[_Item] = []
-        self._arriving = 0  # requests received and not yet queued (being normalized)
         self._busy_since: float | None = None  # monotonic start of the writer's current step
         self._errors_in_a_row = 0
         self._last_error: str | None = None
@@ -137,19 +133,6 @@ class IngestPipeline:
             self._withdraw(item)
             raise RetryableError(f"spans not committed within {timeout:g} s (the writer is "
                                  "slow or stuck); retry later", self.ingest.retry_after) from None
-
-    @contextmanager
-    def arriving(self) -> Iterator[None]:
-        """Count a request from its receipt until its rows are about to be submitted: while one
-        is, the writer waits up to `commit_linger` for it before committing (no notify on exit:
-        the submit that follows wakes the writer, with the request queued)."""
-        with self._cond:
-            self._arriving += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._arriving -= 1
 
     def _withdraw(self, item: _Item) -> None:
         with self._cond:
@@ -281,31 +264,18 @@ class IngestPipeline:
         self._commit(group, fault == "write_error")
 
     def _take_group(self, timeout: float) -> list[_Item]:
-        """Take the queued requests that fit in one commit; while requests are arriving and the
-        group has room, wait up to commit_linger for them (their submit wakes the writer)."""
         with self._cond:
             if not self._queue and not self._closing:
                 self._cond.wait(timeout)
             group: list[_Item] = []
-            spans = self._take_queued(group, 0)
-            deadline = time.monotonic() + self.ingest.commit_linger
-            while (group and self._arriving and not self._queue and not self._closing
-                   and spans < self.ingest.commit_max_spans
-                   and (left := deadline - time.monotonic()) > 0):
-                self._cond.wait(left)
-                spans = self._take_queued(group, spans)
+            spans = 0
+            while self._queue and (not group or spans + len(self._queue[0].rows)
+                                   <= self.ingest.commit_max_spans):
+                item = self._queue.popleft()
+                item.taken = True
+                group.append(item)
+                spans += len(item.rows)
             return group
-
-    def _take_queued(self, group: list[_Item], spans: int) -> int:
-        """Move queued requests into the group while it stays within commit_max_spans (a
-        larger request alone); return the group's spans."""
-        while self._queue and (not group or spans + len(self._queue[0].rows)
-                               <= self.ingest.commit_max_spans):
-            item = self._queue.popleft()
-            item.taken = True
-            group.append(item)
-            spans += len(item.rows)
-        return spans
 
     def _commit(self, group: list[_Item], inject_error: bool = False) -> None:
         rows = [row for item in group for row in item.rows]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager, nullcontext
 from typing import Awaitable, Callable
 
 from anyio import to_thread
@@ -19,28 +18,22 @@ from agentsla.collector.store.writer import Row
 from agentsla.config import IngestConfig
 
 Submit = Callable[[list[Row]], Awaitable[None]]
-#: Counts a request while it is normalized (IngestPipeline.arriving: the writer may wait for it).
-Arriving = Callable[[], AbstractContextManager[None]]
 
 
 class Exporter:
     """Turns one decoded OTLP request into committed rows and an OTLP response."""
 
-    def __init__(self, limits: IngestConfig, submit: Submit,
-                 arriving: Arriving = nullcontext) -> None:
+    def __init__(self, limits: IngestConfig, submit: Submit) -> None:
         self.limits = limits
         self.submit = submit
-        self.arriving = arriving
         self.rejected_spans = 0
 
     async def export(self, request: ExportTraceServiceRequest) -> ExportTraceServiceResponse:
         """Store the request's valid spans; report the invalid ones as a partial success."""
         check_span_count(request, self.limits.max_spans_per_request)
         # Normalization is CPU work: run it off the event loop so health checks stay responsive.
-        with self.arriving():
-            batch = await to_thread.run_sync(normalize_request, request, self.limits,
-                                             time.time_ns())
-        await self.hand_on(batch)  # no await before the rows are queued: the writer sees them
+        batch = await to_thread.run_sync(normalize_request, request, self.limits, time.time_ns())
+        await self.hand_on(batch)
         response = ExportTraceServiceResponse()
         if batch.rejected:
             response.partial_success.rejected_spans = batch.rejected
