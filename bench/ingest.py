@@ -140,14 +140,15 @@ def _new_scope(requests: list[ExportTraceServiceRequest]):
 
 
 def build_payloads(tasks: int, tasks_per_request: int, seed: int = 7,
-                   children_first: bool = False) -> list[bytes]:
+                   children_first: bool = False, now_ns: int | None = None) -> list[bytes]:
     """Serialized ExportTraceServiceRequests of `tasks_per_request` tasks each.
 
     `children_first`: each task's root (the span with task.id) comes one request after its
     other spans, as a batch span processor exports spans as they end (one request more).
+    `now_ns`: the clock the spans' times are drawn back from (default: now).
     """
     rng = random.Random(seed)
-    now_ns = time.time_ns()
+    now_ns = now_ns or time.time_ns()
     requests: list[ExportTraceServiceRequest] = []
     for first in range(0, tasks, tasks_per_request):
         scope = _new_scope(requests)
