@@ -21,9 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from ingest import build_payloads  # noqa: E402
+from writer_statements import groups_of  # noqa: E402
 
-from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
-from agentsla.collector.receivers.decode import decode_body  # noqa: E402
 from agentsla.collector.store.database import open_store  # noqa: E402
 from agentsla.collector.store.rollups import ROLLUPS, STORED, merge_pending  # noqa: E402
 from agentsla.collector.store.writer import TaskWriter  # noqa: E402
@@ -35,15 +34,8 @@ _CLOCK_NS = 1_800_000_000 * 10**9
 
 def stored_digest(tasks: int, children_first: bool, group_spans: int) -> dict:
     """Row count and SHA-256 of each stored table after writing the load."""
-    limits = load_config().ingest
-    groups: list[list[dict]] = [[]]
-    for n, body in enumerate(build_payloads(tasks, 50, children_first=children_first,
-                                                now_ns=_CLOCK_NS)):
-        rows = normalize_request(decode_body(body, "application/x-protobuf", None, limits),
-                                 limits, _CLOCK_NS + n).rows
-        if groups[-1] and len(groups[-1]) + len(rows) > group_spans:
-            groups.append([])
-        groups[-1].extend(rows)
+    payloads = build_payloads(tasks, 50, children_first=children_first, now_ns=_CLOCK_NS)
+    groups = groups_of(payloads, group_spans, _CLOCK_NS)
     data_dir = Path(tempfile.mkdtemp(prefix="agentsla-rows-"))
     con = open_store(data_dir / "agentsla.duckdb")
     try:

@@ -89,13 +89,16 @@ def _label(sql: str) -> str:
     return sql[:90]
 
 
-def groups_of(payloads: list[bytes], group_spans: int) -> list[list[dict]]:
-    """Normalized rows of the payloads, joined into groups of about group_spans spans."""
+def groups_of(payloads: list[bytes], group_spans: int,
+              clock_ns: int | None = None) -> list[list[dict]]:
+    """Normalized rows of the payloads, joined into groups of about group_spans spans
+    (received at `clock_ns` plus the request's number in ns; default: now)."""
     limits = load_config().ingest
     groups: list[list[dict]] = [[]]
-    for body in payloads:
+    for n, body in enumerate(payloads):
+        received_ns = time.time_ns() if clock_ns is None else clock_ns + n
         rows = normalize_request(decode_body(body, "application/x-protobuf", None, limits),
-                                 limits, time.time_ns()).rows
+                                 limits, received_ns).rows
         if groups[-1] and len(groups[-1]) + len(rows) > group_spans:
             groups.append([])
         groups[-1].extend(rows)
