@@ -2,8 +2,8 @@
 
 Receivers `await submit(rows)`; the writer thread drains every waiting request into one
 transaction (group commit) and only then answers them, so a 200 means the spans are committed.
-A commit has a fixed cost (docs/architecture.md, Group commit), so the writer may wait up to
-`commit_linger` (off by default) for more requests to join its group.
+A commit has a fixed cost (docs/architecture.md, Few statements a batch), so the writer may
+wait up to `commit_linger` (off by default) for more requests to join its group.
 The queue is bounded in (estimated) bytes: when full, submit raises Overloaded (429) at once and
 holds no memory for the refused request. No request waits longer than `submit_timeout`.
 
