@@ -172,6 +172,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Bytes of decoded requests waiting for the writer; beyond it requests get 429."),
     Setting("commit_max_spans", "ingest", 50_000, parse_int,
             "Most spans the writer commits in one transaction (group commit)."),
+    Setting("commit_linger", "ingest", 0.0, parse_duration,
+            "Longest the writer waits for more requests before a commit, while its group is "
+            "under commit_max_spans (0 = commit what is queued at once)."),
     Setting("retry_after", "ingest", 1.0, parse_duration,
             "Retry-After sent with 429/503 answers."),
     Setting("submit_timeout", "ingest", 30.0, parse_duration,
@@ -283,6 +286,7 @@ class IngestConfig:
     max_value_depth: int
     queue_max_bytes: int
     commit_max_spans: int
+    commit_linger: float
     retry_after: float
     submit_timeout: float
     writer_stall_timeout: float

@@ -140,14 +140,15 @@ def _new_scope(requests: list[ExportTraceServiceRequest]):
 
 
 def build_payloads(tasks: int, tasks_per_request: int, seed: int = 7,
-                   children_first: bool = False) -> list[bytes]:
+                   children_first: bool = False, now_ns: int | None = None) -> list[bytes]:
     """Serialized ExportTraceServiceRequests of `tasks_per_request` tasks each.
 
     `children_first`: each task's root (the span with task.id) comes one request after its
     other spans, as a batch span processor exports spans as they end (one request more).
+    `now_ns`: the clock the spans' times are drawn back from (default: now).
     """
     rng = random.Random(seed)
-    now_ns = time.time_ns()
+    now_ns = now_ns or time.time_ns()
     requests: list[ExportTraceServiceRequest] = []
     for first in range(0, tasks, tasks_per_request):
         scope = _new_scope(requests)
@@ -414,11 +415,16 @@ def _pinned_start(cores: int, start: Callable[[], T]) -> tuple[T, set[int]]:
     return started, server_cpus
 
 
-def _measure(pid: int, url: str, payloads: list[bytes], spans: int, args) -> dict:
-    """Capacity with closed-loop senders, then latency at `--load-fraction` of that capacity."""
+def _measure(pid: int, url: str, payloads: list[bytes], spans: int, args,
+             commits: Callable[[], int] = lambda: 0) -> dict:
+    """Capacity with closed-loop senders, then latency at `--load-fraction` of that capacity.
+
+    `commits`: the server's commit count so far (its groups' size at capacity; 0: unknown)."""
     cpu_before, top_before = _cpu_seconds(pid), _cpu_seconds(pid, tree=False)
+    commits_before = commits()
     load = _Load(url, payloads, args.senders, args.gzip)
     elapsed = load.run()
+    committed = commits() - commits_before
     cpu = _cpu_seconds(pid) - cpu_before
     top = _cpu_seconds(pid, tree=False) - top_before
     result = {"spans_per_s": round(spans / elapsed), "seconds": round(elapsed, 2),
@@ -427,7 +433,8 @@ def _measure(pid: int, url: str, payloads: list[bytes], spans: int, args) -> dic
               "main_process_cpu_us_per_span": round(1e6 * top / spans, 1),
               "p50_ms": round(_percentile_ms(load.latencies, 0.5), 1),
               "p99_ms": round(_percentile_ms(load.latencies, 0.99), 1),
-              "refusals_429_503": load.refusals}
+              "refusals_429_503": load.refusals,
+              "spans_per_commit": round(spans / committed) if committed else None}
     if args.load_fraction:
         paced_payloads = payloads[:max(1, len(payloads) // 2)]
         rate = args.load_fraction * (len(payloads) / elapsed)
@@ -446,7 +453,8 @@ def bench_end_to_end(payloads: list[bytes], spans: int, args, server_args: list[
     data_dir = Path(tempfile.mkdtemp(prefix="agentsla-bench-"))
     server, cpus = _pinned_start(args.cores, ServerProcess(data_dir, server_args).start)
     try:
-        result = _measure(server.proc.pid, server.traces_url, payloads, spans, args)
+        result = _measure(server.proc.pid, server.traces_url, payloads, spans, args,
+                          lambda: server.api("/api/v1/health").json()["ingest"]["commits"])
         stored = server.api("/api/v1/sla", window="2h").json()
         result["tasks_finished"] = stored["totals"]["finished"]
         result["final_rss_mib"] = round(_rss_mib(server.proc.pid, "VmRSS"))

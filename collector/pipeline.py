@@ -2,6 +2,8 @@
 
 Receivers `await submit(rows)`; the writer thread drains every waiting request into one
 transaction (group commit) and only then answers them, so a 200 means the spans are committed.
+A commit has a fixed cost (docs/architecture.md, Few statements a batch), so the writer may
+wait up to `commit_linger` (off by default) for more requests to join its group.
 The queue is bounded in (estimated) bytes: when full, submit raises Overloaded (429) at once and
 holds no memory for the refused request. No request waits longer than `submit_timeout`.
 
@@ -264,18 +266,31 @@ class IngestPipeline:
         self._commit(group, fault == "write_error")
 
     def _take_group(self, timeout: float) -> list[_Item]:
+        """Take the queued requests that fit in one commit, then wait up to commit_linger for
+        more while the group has room (each submit wakes the writer; close ends the wait)."""
         with self._cond:
             if not self._queue and not self._closing:
                 self._cond.wait(timeout)
             group: list[_Item] = []
-            spans = 0
-            while self._queue and (not group or spans + len(self._queue[0].rows)
-                                   <= self.ingest.commit_max_spans):
-                item = self._queue.popleft()
-                item.taken = True
-                group.append(item)
-                spans += len(item.rows)
+            spans = self._take_queued(group, 0)
+            deadline = time.monotonic() + self.ingest.commit_linger
+            while (group and not self._queue and not self._closing
+                   and spans < self.ingest.commit_max_spans
+                   and (left := deadline - time.monotonic()) > 0):
+                self._cond.wait(left)
+                spans = self._take_queued(group, spans)
             return group
+
+    def _take_queued(self, group: list[_Item], spans: int) -> int:
+        """Move queued requests into the group while it stays within commit_max_spans (a
+        larger request alone); return the group's spans."""
+        while self._queue and (not group or spans + len(self._queue[0].rows)
+                               <= self.ingest.commit_max_spans):
+            item = self._queue.popleft()
+            item.taken = True
+            group.append(item)
+            spans += len(item.rows)
+        return spans
 
     def _commit(self, group: list[_Item], inject_error: bool = False) -> None:
         rows = [row for item in group for row in item.rows]

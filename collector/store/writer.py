@@ -144,6 +144,8 @@ class TaskCache:
         Unfinished tasks are the ones still receiving spans; a task evicted and then extended is
         read back from DuckDB, a scan of span_store.
         """
+        if self.span_count <= self.max_spans:  # the usual case: no copy of the task list
+            return
         keep = set(keep)
         for finished_only in (True, False):
             for task_id in list(self._tasks):
