@@ -1,7 +1,8 @@
 -- queries.findings.saturation.rising_queue_waits: which queues' p90 wait rose from the first to the last quarter of their evidence?
 -- (the verdict over the window's waits, _evidence_rising_queue_waits.sql, asked inline: the
--- quarters are whole minutes and the p90s and the median budget come from the exponential
--- histograms DuckDB's stored evidence keeps, within 1.1 %, so both engines give the same numbers)
+-- quarters are cut at whole seconds and the p90s and the median budget come from exponential
+-- histograms, as DuckDB's stored evidence keeps them, within 1.1 %: both engines give the same
+-- numbers)
 with waits as materialized ({{evidence_rising_queue_waits}}),
 spread as (
     select hop_kind, hop_name, min(end_ns) as first_end, max(end_ns) as last_end
@@ -9,15 +10,15 @@ spread as (
     group by hop_kind, hop_name
 ),
 quarters as (
-    -- the minutes of the first and of the last quarter of the hop's evidence time range: from
-    -- the first wait's minute to the one holding the first quarter's end, and from the one
-    -- holding the last quarter's start to the last wait's
+    -- the first and the last quarter of the hop's evidence time range, each taken to the whole
+    -- second: the waits that ended up to the second holding the first quarter's end, and from
+    -- the second holding the last quarter's start
     select
         w.*,
-        intDiv(w.end_ns, 60000000000)
-            <= intDiv(s.first_end + intDiv(s.last_end - s.first_end, 4), 60000000000) as early,
-        intDiv(w.end_ns, 60000000000)
-            >= intDiv(s.last_end - intDiv(s.last_end - s.first_end, 4), 60000000000) as late,
+        intDiv(w.end_ns, 1000000000)
+            <= intDiv(s.first_end + intDiv(s.last_end - s.first_end, 4), 1000000000) as early,
+        intDiv(w.end_ns, 1000000000)
+            >= intDiv(s.last_end - intDiv(s.last_end - s.first_end, 4), 1000000000) as late,
         (w.duration_ms, w.task_id, w.span_id) as ex
     from waits as w
     inner join spread as s on s.hop_kind = w.hop_kind and s.hop_name = w.hop_name

@@ -1,55 +1,71 @@
 -- queries.findings.saturation.rising_queue_waits: which queues' p90 wait rose from the first to the last quarter of their evidence?
 -- (the verdict over the minutes' evidence in temp.evidence_rows, _evidence_rising_queue_waits.sql:
--- the quarters are whole minutes, the p90s and the median budget come from histograms)
+-- the quarters are cut at whole seconds, the p90s and the median budget come from histograms:
+-- a minute wholly in a quarter from its minute histograms, the minute a boundary cuts from its
+-- waits' seconds and buckets)
 with spread as (
-    select hop_kind, hop_name, min(first_ns) as lo_ns, max(last_ns) as hi_ns
+    select hop_kind, hop_name, sum(n['waits'])::BIGINT as waits,
+           max(n['max_wait_ms']) as max_wait_ms, min(first_ns) as first_ns,
+           max(last_ns) as last_ns
     from temp.evidence_rows
     group by hop_kind, hop_name
 ),
-quarters as (
-    -- the minutes of the first and of the last quarter of the hop's evidence time range: from
-    -- the first wait's minute to the one holding the first quarter's end, and from the one
-    -- holding the last quarter's start to the last wait's
-    select
-        r.*,
-        r.minute_ns <= (s.lo_ns + (s.hi_ns - s.lo_ns) // 4) // 60000000000 * 60000000000
-            as early,
-        r.minute_ns >= (s.hi_ns - (s.hi_ns - s.lo_ns) // 4) // 60000000000 * 60000000000
-            as late
-    from temp.evidence_rows r
-    join spread s on s.hop_kind is not distinct from r.hop_kind
-                 and s.hop_name is not distinct from r.hop_name
+cuts as (
+    -- the second the hop's first quarter ends in and the one its last quarter starts in (the
+    -- quarters of its evidence time range, each taken to the whole second)
+    select *, (first_ns + (last_ns - first_ns) // 4) // 1000000000 as early_to_s,
+           (last_ns - (last_ns - first_ns) // 4) // 1000000000 as late_from_s
+    from spread
 ),
-counted as (
-    select
-        hop_kind, hop_name,
-        sum(n['waits'])::BIGINT as waits,
-        max(n['max_wait_ms']) as max_wait_ms,
-        (sum(n['waits']) filter (where early))::BIGINT as early_waits,
-        min(first_ns) as first_ns,
-        max(last_ns) as last_ns
-    from quarters
-    group by hop_kind, hop_name
-    having sum(n['waits']) filter (where early) >= $saturation_min_early_waits
+minutes as (
+    -- each minute: wholly in a quarter, or cut by the quarter's boundary second
+    select r.hop_kind, r.hop_name, r.vals, r.examples, c.early_to_s, c.late_from_s,
+           r.minute_s + 59 <= c.early_to_s as early_whole,
+           r.minute_s <= c.early_to_s and c.early_to_s < r.minute_s + 59 as early_cut,
+           r.minute_s >= c.late_from_s as late_whole,
+           r.minute_s < c.late_from_s and c.late_from_s <= r.minute_s + 59 as late_cut,
+           r.minute_s
+    from (select *, minute_ns // 1000000000 as minute_s from temp.evidence_rows) r
+    join cuts c on c.hop_kind is not distinct from r.hop_kind
+               and c.hop_name is not distinct from r.hop_name
+),
+cut_waits as (
+    -- the waits of the minutes a boundary cuts, one by one: the second each ended in
+    select hop_kind, hop_name, early_cut, late_cut, early_to_s, late_from_s,
+           minute_s + second as second_s, wait_bucket, budget_bucket
+    from (select hop_kind, hop_name, early_cut, late_cut, early_to_s, late_from_s, minute_s,
+                 unnest(vals['second']) as second,
+                 unnest(vals['second_wait_bucket']) as wait_bucket,
+                 unnest(vals['second_budget_bucket']) as budget_bucket
+          from minutes
+          where early_cut or late_cut)
 ),
 hist as (
-    -- the early and the late quarter's waits, and the late quarter's budgets, of those hops
+    -- the early and the late quarter's waits, and the late quarter's budgets
     select hop_kind, hop_name, metric, bucket::INTEGER as bucket, count
     from (
-        select q.hop_kind, q.hop_name, 'early' as metric, unnest(q.vals['wait_bucket']) as bucket,
-               unnest(q.vals['wait_count']) as count
-        from quarters q where q.early
+        select hop_kind, hop_name, 'early' as metric, unnest(vals['wait_bucket']) as bucket,
+               unnest(vals['wait_count']) as count
+        from minutes where early_whole
         union all
-        select q.hop_kind, q.hop_name, 'late', unnest(q.vals['wait_bucket']),
-               unnest(q.vals['wait_count'])
-        from quarters q where q.late
+        select hop_kind, hop_name, 'late', unnest(vals['wait_bucket']),
+               unnest(vals['wait_count'])
+        from minutes where late_whole
         union all
-        select q.hop_kind, q.hop_name, 'budget', unnest(q.vals['budget_bucket']),
-               unnest(q.vals['budget_count'])
-        from quarters q where q.late
+        select hop_kind, hop_name, 'budget', unnest(vals['budget_bucket']),
+               unnest(vals['budget_count'])
+        from minutes where late_whole
+        union all
+        select hop_kind, hop_name, 'early', wait_bucket, 1
+        from cut_waits where early_cut and second_s <= early_to_s
+        union all
+        select hop_kind, hop_name, 'late', wait_bucket, 1
+        from cut_waits where late_cut and second_s >= late_from_s
+        union all
+        select hop_kind, hop_name, 'budget', budget_bucket, 1
+        from cut_waits
+        where late_cut and second_s >= late_from_s and budget_bucket is not null
     ) h
-    semi join counted c on c.hop_kind is not distinct from h.hop_kind
-                       and c.hop_name is not distinct from h.hop_name
 ),
 probs as (
     select * from (values ('early', 'early', 0.9), ('late', 'late', 0.9),
@@ -65,18 +81,31 @@ quartered as (
     from quantiles
     group by hop_kind, hop_name
 ),
+early_counts as (
+    -- how many waits the first quarter holds
+    select hop_kind, hop_name, sum(count)::BIGINT as early_waits
+    from hist
+    where metric = 'early'
+    group by hop_kind, hop_name
+),
 examples as (
-    -- the late quarter's five longest waits (each minute holds its own five longest)
+    -- the late quarter's five longest waits: a whole minute's examples hold its five longest,
+    -- a cut one's those of its late seconds
     select hop_kind, hop_name,
-           arg_max({'task_id': x.e.task_id, 'span_id': x.e.span_id},
-                   {'r': x.e.rank, 't': x.e.task_id, 's': x.e.span_id}, 5) as examples
-    from (select hop_kind, hop_name, unnest(examples) as e from quarters where late) x
+           arg_max({'task_id': e.task_id, 'span_id': e.span_id},
+                   {'r': e.rank, 't': e.task_id, 's': e.span_id}, 5) as examples
+    from (select hop_kind, hop_name, late_whole, late_from_s, unnest(examples) as e,
+                 minute_s + unnest(vals['example_second']) as second_s
+          from minutes where late_whole or late_cut) x
+    where late_whole or second_s >= late_from_s
     group by hop_kind, hop_name
 ),
 compared as (
     select c.hop_kind, c.hop_name, c.waits, q.early_p90_ms, q.late_p90_ms, c.max_wait_ms,
-           q.late_budget_ms, c.early_waits, e.examples, c.first_ns, c.last_ns
-    from counted c
+           q.late_budget_ms, n.early_waits, e.examples, c.first_ns, c.last_ns
+    from spread c
+    join early_counts n on n.hop_kind is not distinct from c.hop_kind
+                       and n.hop_name is not distinct from c.hop_name
     join quartered q on q.hop_kind is not distinct from c.hop_kind
                     and q.hop_name is not distinct from c.hop_name
     left join examples e on e.hop_kind is not distinct from c.hop_kind
@@ -84,7 +113,8 @@ compared as (
 )
 select *
 from compared
-where late_p90_ms >= $saturation_min_wait_ms
+where early_waits >= $saturation_min_early_waits
+  and late_p90_ms >= $saturation_min_wait_ms
   and late_p90_ms >= $saturation_wait_growth * early_p90_ms
   -- a wait that rose but leaves most of the budget is not yet saturation
   and (late_budget_ms is null or late_p90_ms >= $saturation_budget_share * late_budget_ms)
