@@ -11,19 +11,19 @@ with spread as (
     group by hop_kind, hop_name
 ),
 cuts as (
-    -- the second the hop's first quarter ends in and the one its last quarter starts in (the
-    -- quarters of its evidence time range, each taken to the whole second)
-    select *, (first_ns + (last_ns - first_ns) // 4) // 1000000000 as early_to_s,
-           (last_ns - (last_ns - first_ns) // 4) // 1000000000 as late_from_s
+    -- the quarters of the hop's evidence time range, their boundaries rounded to the nearest
+    -- second: the first quarter ends before early_to_s, the last starts at late_from_s
+    select *, (first_ns + (last_ns - first_ns) // 4 + 500000000) // 1000000000 as early_to_s,
+           (last_ns - (last_ns - first_ns) // 4 + 500000000) // 1000000000 as late_from_s
     from spread
 ),
 minutes as (
     -- each minute: wholly in a quarter, or cut by the quarter's boundary second
     select r.hop_kind, r.hop_name, r.vals, r.examples, c.early_to_s, c.late_from_s,
-           r.minute_s + 59 <= c.early_to_s as early_whole,
-           r.minute_s <= c.early_to_s and c.early_to_s < r.minute_s + 59 as early_cut,
+           r.minute_s + 60 <= c.early_to_s as early_whole,
+           r.minute_s < c.early_to_s and c.early_to_s < r.minute_s + 60 as early_cut,
            r.minute_s >= c.late_from_s as late_whole,
-           r.minute_s < c.late_from_s and c.late_from_s <= r.minute_s + 59 as late_cut,
+           r.minute_s < c.late_from_s and c.late_from_s < r.minute_s + 60 as late_cut,
            r.minute_s
     from (select *, minute_ns // 1000000000 as minute_s from temp.evidence_rows) r
     join cuts c on c.hop_kind is not distinct from r.hop_kind
@@ -57,7 +57,7 @@ hist as (
         from minutes where late_whole
         union all
         select hop_kind, hop_name, 'early', wait_bucket, 1
-        from cut_waits where early_cut and second_s <= early_to_s
+        from cut_waits where early_cut and second_s < early_to_s
         union all
         select hop_kind, hop_name, 'late', wait_bucket, 1
         from cut_waits where late_cut and second_s >= late_from_s
