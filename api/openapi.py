@@ -200,8 +200,9 @@ PATHS = {
     "/api/v1/budget": _get("Where the budget went: self time by hop kind.",
                            [FROM, TO, WINDOW, TASK_TYPE, TENANT_ID, SERVICE_NAME],
                            _ref("Budget")),
-    "/api/v1/findings": _get("Timeout-budget findings whose evidence ended in the window, "
-                             "or what is wrong with one task (task_id, trace_id).",
+    "/api/v1/findings": _get("Timeout-budget findings whose evidence ended in the window "
+                             "widened to whole minutes (the answer's `window`), or what is "
+                             "wrong with one task (task_id, trace_id).",
                              [FROM, TO, WINDOW, findings_route.KIND_PARAM,
                               *findings_route.TASK_PARAMS],
                              _window_result("findings", _list(findings_route.FINDING_SCHEMA),

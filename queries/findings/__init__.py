@@ -46,7 +46,8 @@ def check_kind(kind: str | None) -> str | None:
 def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
                   thresholds: Mapping[str, Any], task_id: str | None = None,
                   trace_id: str | None = None) -> list[dict]:
-    """List the findings whose evidence ended in [start_ns, end_ns), most severe first.
+    """List the findings whose evidence ended in [start_ns, end_ns) widened to whole minutes
+    (`evidence.whole_minutes`: the route says so in its answer), most severe first.
 
     `thresholds` is the config file's `findings:` section (overrides); defaults fill the rest
     and unknown keys raise ConfigError. `kind` limits the result to one finding type.
@@ -57,7 +58,7 @@ def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None
     merged = resolve_thresholds(thresholds)
     if task_id or trace_id:
         return _task_findings(store, end_ns - start_ns, kind, merged, task_id, trace_id)
-    return _detect(store, start_ns, end_ns, kind, merged)
+    return _detect(store, *evidence.whole_minutes(int(start_ns), int(end_ns)), kind, merged)
 
 
 def _detect(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
@@ -91,7 +92,8 @@ def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
         # the task's own spans only: stored evidence holds every task's
         own = _detect(scope.store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
     seen = {_identity(f) for f in own}
-    around = (scope.start_ns - window_ns // 2, scope.end_ns + window_ns // 2)
+    around = evidence.whole_minutes(scope.start_ns - window_ns // 2,
+                                    scope.end_ns + window_ns // 2)
     named = [f for f in _detect(store, *around, kind, merged)
              if _identity(f) not in seen
              and any(e.get("task_id") in scope.task_ids for e in f["examples"])]

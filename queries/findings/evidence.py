@@ -53,6 +53,7 @@ VERDICT_SNIPPETS = {
     "long_prompts_timing_out": {"hist_keys": "hop_keys"},
     "timeouts_exceeding_budget_left": {"hist_keys": "hop_keys"},
     "long_calls_without_timeout": {"hist_keys": "hop_keys"},
+    "rising_queue_waits": {"hist_keys": "hop_keys"},
 }
 
 #: How far around its minute a unit of evidence may reach: a logical call's attempts that
@@ -89,6 +90,16 @@ class Plan:
     raw: tuple[tuple[int, int], ...]
     #: the stored questions (with their thresholds): others take the raw path all through
     ready: frozenset[str] = frozenset()
+
+
+def whole_minutes(start_ns: int, end_ns: int) -> tuple[int, int]:
+    """The window a findings answer covers: [start_ns, end_ns) widened to whole minutes (from
+    the start of the minute holding start_ns to the end of the one holding end_ns - 1), so it
+    has no ragged edge to read from raw rows: every minute the worker stored comes from stored
+    evidence (docs/findings.md, Windows)."""
+    if start_ns >= end_ns:
+        return start_ns, end_ns
+    return start_ns // MINUTE_NS * MINUTE_NS, -(-end_ns // MINUTE_NS) * MINUTE_NS
 
 
 def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> Plan:

@@ -1,5 +1,6 @@
-"""GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind),
-or those of one task (task_id, or trace_id: "what is wrong with this task?").
+"""GET /api/v1/findings: the findings whose evidence ended in the window (from/to/window, kind;
+widened to whole minutes, as the answer's `window` says), or those of one task (task_id, or
+trace_id: "what is wrong with this task?").
 
 `findings_answer(store, ask)` follows api/app.py's Endpoint convention (it runs in a worker
 thread with its own read store; errors are AgentslaError, turned into statuses by the API).
@@ -7,8 +8,11 @@ thread with its own read store; errors are AgentslaError, turned into statuses b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agentsla.contract import FINDING_TYPES
 from agentsla.queries.findings import check_kind, find_findings
+from agentsla.queries.findings.evidence import whole_minutes
 from agentsla.queries.store import ReadStore
 
 #: Query parameters of the route (the API refuses others).
@@ -56,6 +60,9 @@ def findings_answer(store: ReadStore, ask) -> dict:
     kind = check_kind(ask.get("kind"))  # 400 before any query runs
     task_id, trace_id = ask.get("task_id") or None, ask.get("trace_id") or None
     window = ask.window()
+    if not (task_id or trace_id):  # the window answered: whole minutes (find_findings)
+        start_ns, end_ns = whole_minutes(window.start_ns, window.end_ns)
+        window = replace(window, start_ns=start_ns, end_ns=end_ns)
     found = find_findings(store, window.start_ns, window.end_ns, kind, ask.config.findings,
                           task_id=task_id, trace_id=trace_id)
     return {"window": window.as_json(), "kind": kind, "task_id": task_id,

@@ -1,6 +1,6 @@
 -- snippet: evidence of findings/rising_queue_waits: the queue waits that ended in
 -- [lo_ns, hi_ns), one row each, with their task's budget (tasks read among those that started
--- from reach_ns). DuckDB keeps them per minute in parallel lists for its stored evidence;
+-- from reach_ns). DuckDB keeps them per minute as histograms for its stored evidence;
 -- nothing is stored here, so they stay rows.
 select s.task_id as task_id, s.span_id as span_id, s.hop_kind as hop_kind,
        s.hop_name as hop_name, s.duration_ms as duration_ms, s.end_ns as end_ns,

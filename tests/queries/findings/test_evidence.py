@@ -26,7 +26,7 @@ from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
 from agentsla.queries.engines.duckdb import DuckDBStore
-from agentsla.queries.findings import _detect, evidence, resolve_thresholds
+from agentsla.queries.findings import _detect, evidence, find_findings, resolve_thresholds
 from agentsla.simulator.runner import run
 
 TH = resolve_thresholds({})
@@ -101,6 +101,35 @@ def test_stored_evidence_gives_the_raw_findings(shapes, offset_s, length_s):
     assert stored == raw
     # the stored path read every whole minute from the stored evidence
     assert _stored_ns(store, start, end) == (end // MINUTE_NS - -(-start // MINUTE_NS)) * MINUTE_NS
+
+
+class _CountingStore:
+    """A read store that counts the statements it runs, by question."""
+
+    dialect = "duckdb"
+
+    def __init__(self, inner: DuckDBStore) -> None:
+        self._inner, self.asked = inner, []
+
+    def rows(self, question, params=None, **fragments):
+        self.asked.append(question)
+        return self._inner.rows(question, params, **fragments)
+
+
+def test_find_findings_widens_a_ragged_window_to_whole_minutes_read_from_storage(shapes):
+    # a ragged window (37.5 s past BASE_NS, itself 20 s into its minute) answered by
+    # find_findings: the whole minutes around it, every one from the stored evidence (no raw
+    # evidence query once the worker is current), with the raw path's findings of those minutes
+    con, store = shapes
+    _refresh_all(store)
+    start, end = BASE_NS + 37_500_000_000, BASE_NS + int((3600 * 5 + 50.75) * 1e9)
+    counting = _CountingStore(store)
+    found = find_findings(counting, start, end, None, {})
+    lo, hi = start // MINUTE_NS * MINUTE_NS, -(-end // MINUTE_NS) * MINUTE_NS
+    assert (lo, hi) == (BASE_NS - 20 * NS, BASE_NS + (3600 * 5 + 100) * NS)
+    assert "findings/evidence_raw" not in counting.asked
+    assert counting.asked.count("findings/evidence_stored") == len(evidence.QUESTIONS)
+    assert found == _detect(store, lo, hi, None, TH, stored=False) and found
 
 
 def test_each_shape_hour_alone_gives_the_raw_findings(shapes):

@@ -51,7 +51,11 @@ def client(load_database):
 
 def test_route_answers_window_and_findings(client):
     body = client.findings(window="1h")
-    assert body["window"]["to_ns"] == NOW and body["kind"] is None
+    # the hour before NOW, widened to whole minutes (NOW is 20 s into its minute)
+    minute = 60 * 10**9
+    assert (body["window"]["from_ns"], body["window"]["to_ns"]) == (
+        (NOW - 3600 * 10**9) // minute * minute, NOW // minute * minute + minute)
+    assert body["window"]["to"].endswith(":00.000Z") and body["kind"] is None
     (f,) = body["findings"]
     assert (f["type"], f["severity"], f["hop"]) == (
         "budget_inversion", "critical", {"kind": "model", "name": "gpt-4o"})

@@ -27,12 +27,16 @@ def two_ghosts(load_module):
 
 
 @pytest.mark.parametrize("start_s, end_s, tasks", [
-    # (window in seconds after BASE_NS, tasks whose ghost work ended in it)
-    (0, 2 * LATE_S, 2),            # both
-    (0, LATE_S, 1),                # the early one only
-    (LATE_S, 2 * LATE_S, 1),       # the late one only
-    (30, LATE_S, 0),               # between them: nothing
-    (0, 25, 0),                    # the ghost span ends at 25.0 s: the window is half-open
+    # (window in seconds after BASE_NS, 20 s into its minute; tasks whose ghost work ended in
+    # the window widened to whole minutes: the early ghost span ends at 25 s)
+    (-20, 2 * LATE_S, 2),          # both
+    (-20, LATE_S - 20, 1),         # the early one only (whole minutes)
+    (LATE_S - 20, 2 * LATE_S, 1),  # the late one only
+    (40, LATE_S - 20, 0),          # from the minute after the early end: nothing
+    (30, LATE_S - 20, 1),          # widened to the minute holding 30 s: from -20 s
+    (0, 25, 1),                    # widened to the end of the minute: to 40 s
+    (0, LATE_S, 2),                # to LATE_S + 40 s: the late end (LATE_S + 25 s) too
+    (-80, -20, 0),                 # the minute before: the window is half-open
 ])
 def test_window_selects_findings_by_evidence_end(two_ghosts, start_s, end_s, tasks):
     store, early, late = two_ghosts
@@ -42,8 +46,10 @@ def test_window_selects_findings_by_evidence_end(two_ghosts, start_s, end_s, tas
         return
     (finding,) = found
     assert finding["evidence"]["tasks"] == tasks
-    assert BASE_NS + start_s * S <= finding["first_seen_ns"] <= finding["last_seen_ns"]
-    assert finding["last_seen_ns"] < BASE_NS + end_s * S
+    minute = 60 * S
+    assert (BASE_NS + start_s * S) // minute * minute <= finding["first_seen_ns"]
+    assert finding["first_seen_ns"] <= finding["last_seen_ns"]
+    assert finding["last_seen_ns"] < -(-(BASE_NS + end_s * S) // minute) * minute
 
 
 def test_finding_shape(two_ghosts):
