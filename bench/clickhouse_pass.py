@@ -23,6 +23,7 @@ from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
 from agentsla.queries.engines.clickhouse import open_runner
+from cputime import recording_cpu
 
 
 def main() -> None:
@@ -38,16 +39,8 @@ def main() -> None:
     config = dataclasses.replace(load_config(environ={}).tasks, late_window=0.0, root_grace=0.0,
                                  materialize_max_window=args.slice_minutes * 60)
     bounded, spans_read = materializer._trace_bounds, materializer._spans
-    read_cpu = []
-
-    def timed_spans(*a):
-        cpu = time.process_time()
-        try:
-            return spans_read(*a)
-        finally:
-            read_cpu.append(time.process_time() - cpu)
-
-    materializer._spans = timed_spans
+    read_cpu: list[float] = []
+    materializer._spans = recording_cpu(spans_read, read_cpu)
     results: dict[str, list[tuple[float, float, float]]] = {"unbounded": [], "bounded": []}
     print(f"{row['n']:,} stored spans; load average {os.getloadavg()}", flush=True)
     for run in range(args.runs):

@@ -34,6 +34,7 @@ from agentsla.collector.store.clickhouse.materializer import NS, Shard
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
 from agentsla.queries.engines.clickhouse import open_runner
+from cputime import recording_cpu
 
 SHARD_COUNTS = {1: [Shard(0, 1)], 2: [Shard(0, 2), Shard(1, 2)]}
 
@@ -51,20 +52,6 @@ def _before(directory: Path) -> ModuleType:
     old = _load(directory / "materializer.py", "before_materializer")
     old.rollups = _load(directory / "rollups.py", "before_rollups")
     return old
-
-
-def _timed_discovery(module: ModuleType, cpu: list[float]) -> None:
-    """Record the CPU of each pass's discovery (`_task_traces`) into `cpu`."""
-    discover = module._task_traces
-
-    def timed(*args):
-        start = time.process_time()
-        try:
-            return discover(*args)
-        finally:
-            cpu.append(time.process_time() - start)
-
-    module._task_traces = timed
 
 
 def _generate_if_empty(runner, spans: int) -> None:
@@ -97,7 +84,7 @@ def main() -> None:
     codes = {"after": materializer, **({"before": _before(args.before)} if args.before else {})}
     discovery: list[float] = []
     for module in codes.values():
-        _timed_discovery(module, discovery)
+        module._task_traces = recording_cpu(module._task_traces, discovery)
     # (code, shard count) -> per run: (spans, cpu) summed over the count's shards
     totals: dict[tuple[str, int], list[tuple[int, float]]] = {}
     print(f"{row['n']:,} stored spans; load average {os.getloadavg()}", flush=True)
