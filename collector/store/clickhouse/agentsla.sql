@@ -64,6 +64,15 @@ create table if not exists $database.agentsla_backfills (
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY (name, day);
 
+-- How the shards' rows were cut (collector.store.clickhouse.rollups.check_shards): rule
+-- 'task' once the rollups are kept by shards owning tasks by task id. A store whose N > 1
+-- rollups hold no such row was kept by an earlier version whose shards owned traces.
+create table if not exists $database.agentsla_shard_rule (
+    rule String,
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY tuple();
+
 -- Per shard ("K/N"): spans ending before watermark_ns are materialized.
 create table if not exists $database.agentsla_watermarks (
     shard String,

@@ -311,15 +311,41 @@ def rebuild(runner: Any, database: str, shard: Any,
 
 
 def check_shards(runner: Any, database: str, shard: Any) -> None:
-    """Raise a PermanentError if the rollups are kept for another shard count than `shard`'s:
-    a worker of N shards next to rows labelled for M would count their tasks twice."""
-    other = sorted({str(s) for s in shards(runner, database) if s.count != shard.count})
+    """Raise a PermanentError unless the rollups are kept for `shard`'s count by shards that
+    own tasks: a worker of N shards next to rows labelled for M, or next to N > 1 shares cut
+    by an earlier version's trace-id rule, would count tasks twice. Records the task rule
+    for a store whose rollups it holds already (no rows yet, or one shard's)."""
+    kept = shards(runner, database)
+    other = sorted({str(s) for s in kept if s.count != shard.count})
+    rebuild = (f"stop every materializer and run `agentsla rollups rebuild --store URL "
+               f"--shards {shard.count}`")
     if other:
         raise PermanentError(
             f"the rollups of {database} are kept for shards {', '.join(other)}, not for "
-            f"{shard.count} shard(s) as {shard} is: stop every materializer and run "
-            f"`agentsla rollups rebuild --store URL --shards {shard.count}` "
+            f"{shard.count} shard(s) as {shard} is: {rebuild} "
             "(docs/scale-out.md, Changing the shard count)")
+    if _shard_rule(runner, database) == TASK_RULE:
+        return
+    if any(s.count > 1 for s in kept):
+        raise PermanentError(
+            f"the rollups of {database} were kept by {shard.count} shards of an earlier "
+            f"agentsla, whose shards owned traces, not tasks: {rebuild} once "
+            "(docs/scale-out.md, Changing the shard count)")
+    _record_shard_rule(runner, database)
+
+
+#: agentsla_shard_rule's value once the rollups are cut by `owns` (task ids).
+TASK_RULE = "task"
+
+
+def _shard_rule(runner: Any, database: str) -> str | None:
+    rows = runner.arrow(f"select rule from {database}.agentsla_shard_rule final", {}).to_pylist()
+    return rows[0]["rule"] if rows else None
+
+
+def _record_shard_rule(runner: Any, database: str) -> None:
+    runner.insert(f"{database}.agentsla_shard_rule",
+                  [{"rule": TASK_RULE, "version": time.time_ns()}])
 
 
 def reshard(runner: Any, database: str, count: int,
@@ -344,6 +370,7 @@ def reshard(runner: Any, database: str, count: int,
     for k in range(count):
         rebuild(runner, database, Shard(k, count))
         progress(f"shard {k}/{count}: rollups rebuilt ({k + 1}/{count})")
+    _record_shard_rule(runner, database)
     if any(marks):
         since = min(m for m in marks if m)
         runner.insert(f"{database}.agentsla_watermarks",  # over any older row of the label

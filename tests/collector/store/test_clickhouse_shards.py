@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import pytest
 
+from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.errors import PermanentError
 from agentsla.queries.engines.clickhouse import ChdbRunner
 from test_clickhouse_store import CONFIG, _now, _row, _store
 
@@ -153,3 +155,22 @@ def test_a_replayed_pass_changes_nothing(runner):
                       [{"shard": str(shard), "watermark_ns": _now(3_200), "version": _now(3_400)}])
         run_pass(runner, "replay", "otel_traces", shard, LATE, _now(3_300))
         assert _state(runner, "replay") == STORY
+
+
+def test_workers_refuse_rollups_cut_by_an_earlier_versions_trace_rule(runner):
+    """A store kept by two shards of a version whose shards owned traces holds two shards'
+    rollups and no rule: its workers refuse until `rollups rebuild --shards 2` cuts them by
+    task, while a new store's first worker records the task rule and starts."""
+    _store(runner, "upgraded")
+    rollups.check_shards(runner, "upgraded", Shard(0, 2))  # a new store: rule recorded
+    runner.insert("upgraded.otel_traces", _request() + _work() + _summary_call()
+                  + _summary_root())
+    _every_shard(runner, "upgraded", 3_100)
+    rollups.check_shards(runner, "upgraded", Shard(1, 2))  # kept by this version: starts
+    runner.execute("truncate table upgraded.agentsla_shard_rule")  # as the old version left it
+    with pytest.raises(PermanentError, match=r"earlier agentsla, whose shards owned traces.*"
+                                             r"rollups rebuild --store URL --shards 2`"):
+        rollups.check_shards(runner, "upgraded", Shard(0, 2))
+    rollups.reshard(runner, "upgraded", 2)
+    rollups.check_shards(runner, "upgraded", Shard(0, 2))
+    assert _state(runner, "upgraded") == STORY
