@@ -84,6 +84,19 @@ _SPAN_TIMES = """
     fails and j = 5 as timed_out
 """
 
+# Span j's parent, name, hop and tokens: what the spans carry and the materializer's typed
+# copies (hop_spans, finding_spans) hold, spelled once.
+_SPAN_SHAPE = """
+    multiIf(j = 0, '', j = 1, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'),
+            leftPad(lower(hex(toUInt64(i * 16 + 2))), 16, '0')) as parent,
+    multiIf(j = 0, 'POST /ask', j = 1, 'agent', j % 2 = 0, concat('chat ', model), tool)
+        as span_name,
+    multiIf(j = 0, 'gateway', j = 1, 'agent', j % 2 = 0, 'model', 'tool') as kind,
+    multiIf(j = 0, 'POST /ask', j = 1, 'planner', j % 2 = 0, model, tool) as hop,
+    if(j >= 2 and j % 2 = 0, 100 + sipHash64(i, j, 8) % 900, null) as input_tok,
+    if(j >= 2 and j % 2 = 0, 10 + sipHash64(i, j, 9) % 300, null) as output_tok
+"""
+
 # Span j of task i: 0 root, 1 agent, 2..9 model (even j) and tool (odd j) calls in turn.
 _SPANS = f"""
 insert into default.otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, SpanName, SpanKind,
@@ -91,10 +104,7 @@ insert into default.otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, SpanN
 select
     fromUnixTimestamp64Nano(start) as Timestamp, trace as TraceId,
     leftPad(lower(hex(toUInt64(i * 16 + j + 1))), 16, '0') as SpanId,
-    multiIf(j = 0, '', j = 1, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'),
-            leftPad(lower(hex(toUInt64(i * 16 + 2))), 16, '0')) as ParentSpanId,
-    multiIf(j = 0, 'POST /ask', j = 1, 'agent', j % 2 = 0, concat('chat ', model), tool)
-        as SpanName,
+    parent as ParentSpanId, span_name as SpanName,
     if(j = 0, 'SPAN_KIND_SERVER', if(j = 1, 'SPAN_KIND_INTERNAL', 'SPAN_KIND_CLIENT'))
         as SpanKind,
     'gateway' as ServiceName, map('service.name', 'gateway') as ResourceAttributes,
@@ -103,8 +113,8 @@ select
                    'budget.total_ms', '30000'),
         j = 1, map('gen_ai.operation.name', 'invoke_agent', 'gen_ai.agent.name', 'planner'),
         j % 2 = 0, map('gen_ai.operation.name', 'chat', 'gen_ai.request.model', model,
-                       'gen_ai.usage.input_tokens', toString(100 + sipHash64(i, j, 8) % 900),
-                       'gen_ai.usage.output_tokens', toString(10 + sipHash64(i, j, 9) % 300)),
+                       'gen_ai.usage.input_tokens', toString(assumeNotNull(input_tok)),
+                       'gen_ai.usage.output_tokens', toString(assumeNotNull(output_tok))),
         timed_out, map('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', tool,
                        'error.type', 'timeout'),
         map('gen_ai.operation.name', 'execute_tool', 'gen_ai.tool.name', tool))
@@ -114,7 +124,7 @@ select
     if(timed_out, 'read timed out', '') as StatusMessage
 from (
     select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
-        {_SPAN_TIMES}
+        {_SPAN_TIMES}, {_SPAN_SHAPE}
     from numbers({{spans:UInt64}})
 )
 """
@@ -164,15 +174,11 @@ _HOP_SPANS = f"""
 insert into default.agentsla_hop_spans (end_ns, trace_id, span_id, task_id, service_name,
     hop_kind, hop_name, duration_ms, ttft_ms, is_error, error_type, call_id, attempt,
     retry_attempt, input_tokens, output_tokens, provider, version)
-select start + span_dur, trace, span, task, 'gateway',
-    multiIf(j = 0, 'gateway', j = 1, 'agent', j % 2 = 0, 'model', 'tool'),
-    multiIf(j = 0, 'POST /ask', j = 1, 'planner', j % 2 = 0, model, tool),
-    span_dur / 1e6, null, fails and j in (0, 5), reason, span, 0, null,
-    if(j >= 2 and j % 2 = 0, 100 + sipHash64(i, j, 8) % 900, null),
-    if(j >= 2 and j % 2 = 0, 10 + sipHash64(i, j, 9) % 300, null),
+select start + span_dur, trace, span, task, 'gateway', kind, hop,
+    span_dur / 1e6, null, fails and j in (0, 5), reason, span, 0, null, input_tok, output_tok,
     if(j >= 2 and j % 2 = 0, model, null), 1
 from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
-             {_SPAN_FACTS}, {_SPAN_TIMES}
+             {_SPAN_FACTS}, {_SPAN_TIMES}, {_SPAN_SHAPE}
       from numbers({{spans:UInt64}}))
 """
 
@@ -182,17 +188,10 @@ _FINDING_SPANS = f"""
 insert into default.agentsla_finding_spans (end_ns, trace_id, span_id, parent_span_id, task_id,
     name, hop_kind, hop_name, start_ns, duration_ms, is_error, error_type, call_id, attempt,
     input_tokens, output_tokens, version)
-select start + span_dur, trace, span,
-    multiIf(j = 0, null, j = 1, leftPad(lower(hex(toUInt64(i * 16 + 1))), 16, '0'),
-            leftPad(lower(hex(toUInt64(i * 16 + 2))), 16, '0')),
-    task, multiIf(j = 0, 'POST /ask', j = 1, 'agent', j % 2 = 0, concat('chat ', model), tool),
-    multiIf(j = 0, 'gateway', j = 1, 'agent', j % 2 = 0, 'model', 'tool'),
-    multiIf(j = 0, 'POST /ask', j = 1, 'planner', j % 2 = 0, model, tool),
-    start, span_dur / 1e6, fails and j in (0, 5), reason, span, 0,
-    if(j >= 2 and j % 2 = 0, 100 + sipHash64(i, j, 8) % 900, null),
-    if(j >= 2 and j % 2 = 0, 10 + sipHash64(i, j, 9) % 300, null), 1
+select start + span_dur, trace, span, nullIf(parent, ''), task, span_name, kind, hop,
+    start, span_dur / 1e6, fails and j in (0, 5), reason, span, 0, input_tok, output_tok, 1
 from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
-             {_SPAN_FACTS}, {_SPAN_TIMES}
+             {_SPAN_FACTS}, {_SPAN_TIMES}, {_SPAN_SHAPE}
       from numbers({{spans:UInt64}}))
 """
 
