@@ -39,8 +39,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
+import duckdb
 import httpx
 import uvicorn
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
@@ -164,6 +165,18 @@ def build_payloads(tasks: int, tasks_per_request: int, seed: int = 7,
     return [request.SerializeToString() for request in requests]
 
 
+@contextlib.contextmanager
+def scratch_store(prefix: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A fresh DuckDB store in a temp dir for one in-process writer run; removed afterwards."""
+    data_dir = Path(tempfile.mkdtemp(prefix=prefix))
+    con = open_store(data_dir / "agentsla.duckdb")
+    try:
+        yield con
+    finally:
+        con.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 def bench_decode(payloads: list[bytes]) -> float:
     """Spans per second of decode + normalize on this core."""
     limits = load_config().ingest
@@ -181,22 +194,19 @@ def bench_writer(payloads: list[bytes], rollups: bool,
     limits = load_config().ingest
     batches = [normalize_request(decode_body(body, "application/x-protobuf", None, limits),
                                  limits, time.time_ns()).rows for body in payloads]
-    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-wbench-"))
-    con = open_store(data_dir / "agentsla.duckdb")
     profiler = cProfile.Profile() if profile else None
-    try:
-        writer = TaskWriter(con, load_config().tasks, rollups=rollups)
-        started, cpu = time.perf_counter(), time.process_time()
-        if profiler:
-            profiler.enable()
-        for rows in batches:
-            writer.write(rows)
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    finally:
-        if profiler:
-            profiler.disable()
-        con.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with scratch_store("agentsla-wbench-") as con:
+        try:
+            writer = TaskWriter(con, load_config().tasks, rollups=rollups)
+            started, cpu = time.perf_counter(), time.process_time()
+            if profiler:
+                profiler.enable()
+            for rows in batches:
+                writer.write(rows)
+            elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        finally:
+            if profiler:
+                profiler.disable()
     if profiler:
         print(f"-- writer profile, rollups {'on' if rollups else 'off'}", file=sys.stderr)
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(20)
@@ -249,26 +259,23 @@ def bench_stages(payloads: list[bytes], rollups: bool) -> dict:
                 for body in payloads]
     batches = [timed("normalize", normalize_request)(request, limits, time.time_ns()).rows
                for request in requests]
-    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-sbench-"))
-    con = open_store(data_dir / "agentsla.duckdb")
     materialize, mark_changed = writer_module.materialize, writer_module.mark_changed
-    try:
-        writer = TaskWriter(con, load_config().tasks, rollups=rollups)
-        writer.write(batches[0])  # warm: first-use imports (pyarrow's pandas shim) are not a stage
-        insert = writer._insert
-        writer._insert = lambda table, *args: timed(f"writer: insert {table}", insert)(table, *args)
-        for name in ("_probe", "_upsert_tasks", "_apply_rekeys", "_read_tasks"):
-            setattr(writer, name, timed(f"writer: {name.strip('_')}", getattr(writer, name)))
-        writer.rollups.flush = timed("writer: rollups flush", writer.rollups.flush)
-        writer_module.materialize = timed("writer: materialize (in upsert_tasks)", materialize)
-        writer_module.mark_changed = timed("writer: dirty minutes (in upsert_tasks)", mark_changed)
-        writer.con = _CommitTimed(con, timed)
-        for rows in batches[1:]:
-            timed("writer (all)", writer.write)(rows)
-    finally:
-        writer_module.materialize, writer_module.mark_changed = materialize, mark_changed
-        con.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with scratch_store("agentsla-sbench-") as con:
+        try:
+            writer = TaskWriter(con, load_config().tasks, rollups=rollups)
+            writer.write(batches[0])  # warm: first-use imports (pyarrow's pandas shim) are not a stage
+            insert = writer._insert
+            writer._insert = lambda table, *args: timed(f"writer: insert {table}", insert)(table, *args)
+            for name in ("_probe", "_upsert_tasks", "_apply_rekeys", "_read_tasks"):
+                setattr(writer, name, timed(f"writer: {name.strip('_')}", getattr(writer, name)))
+            writer.rollups.flush = timed("writer: rollups flush", writer.rollups.flush)
+            writer_module.materialize = timed("writer: materialize (in upsert_tasks)", materialize)
+            writer_module.mark_changed = timed("writer: dirty minutes (in upsert_tasks)", mark_changed)
+            writer.con = _CommitTimed(con, timed)
+            for rows in batches[1:]:
+                timed("writer (all)", writer.write)(rows)
+        finally:
+            writer_module.materialize, writer_module.mark_changed = materialize, mark_changed
     counts = {"decode": sum(map(len, batches)), "normalize": sum(map(len, batches))}
     written = sum(map(len, batches[1:]))
     return {label: round(1e6 * seconds / counts.get(label, written), 1)

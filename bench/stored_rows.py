@@ -14,16 +14,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ingest import build_payloads  # noqa: E402
+from ingest import build_payloads, scratch_store  # noqa: E402
 from writer_statements import groups_of  # noqa: E402
 
-from agentsla.collector.store.database import open_store  # noqa: E402
 from agentsla.collector.store.rollups import ROLLUPS, STORED, merge_pending  # noqa: E402
 from agentsla.collector.store.writer import TaskWriter  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
@@ -36,9 +33,7 @@ def stored_digest(tasks: int, children_first: bool, group_spans: int) -> dict:
     """Row count and SHA-256 of each stored table after writing the load."""
     payloads = build_payloads(tasks, 50, children_first=children_first, now_ns=_CLOCK_NS)
     groups = groups_of(payloads, group_spans, _CLOCK_NS)
-    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-rows-"))
-    con = open_store(data_dir / "agentsla.duckdb")
-    try:
+    with scratch_store("agentsla-rows-") as con:
         writer = TaskWriter(con, load_config().tasks)
         for n, rows in enumerate(groups):
             writer.write(rows, now_ns=_CLOCK_NS + n * 10**6)
@@ -46,9 +41,6 @@ def stored_digest(tasks: int, children_first: bool, group_spans: int) -> dict:
         tables = ["span_store", "task_store", "trace_task"]
         tables += [tier + STORED for rollup in ROLLUPS for tier in rollup.tiers()]
         return {table: _digest(con, table) for table in tables}
-    finally:
-        con.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def _digest(con, table: str) -> dict:

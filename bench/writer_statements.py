@@ -16,18 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from ingest import SPANS_PER_TASK, build_payloads  # noqa: E402
+from ingest import SPANS_PER_TASK, build_payloads, scratch_store  # noqa: E402
 
 from agentsla.collector.processing.normalize import normalize_request  # noqa: E402
 from agentsla.collector.receivers.decode import decode_body  # noqa: E402
-from agentsla.collector.store.database import open_store  # noqa: E402
 from agentsla.collector.store.writer import TaskWriter  # noqa: E402
 from agentsla.config import load_config  # noqa: E402
 
@@ -107,9 +104,7 @@ def groups_of(payloads: list[bytes], group_spans: int,
 
 def profile_commits(groups: list[list[dict]], rollups: bool = True) -> dict:
     """Each call's count and CPU ms per commit over groups[1:], and the Python rest."""
-    data_dir = Path(tempfile.mkdtemp(prefix="agentsla-stmts-"))
-    con = open_store(data_dir / "agentsla.duckdb")
-    try:
+    with scratch_store("agentsla-stmts-") as con:
         writer = TaskWriter(con, load_config().tasks, rollups=rollups)
         writer.write(groups[0])
         recording = RecordingConnection(con)
@@ -118,9 +113,6 @@ def profile_commits(groups: list[list[dict]], rollups: bool = True) -> dict:
         for rows in groups[1:]:
             writer.write(rows)
         total = time.process_time() - started
-    finally:
-        con.close()
-        shutil.rmtree(data_dir, ignore_errors=True)
     commits = len(groups) - 1
     spans = sum(map(len, groups[1:]))
     statements = sum(cpu for _, cpu in recording.calls.values())
