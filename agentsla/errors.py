@@ -5,6 +5,9 @@ class AgentslaError(Exception):
     """Base error carrying a message meant for the user."""
 
     status = 500
+    # An HTTP answer to this error ends its connection (`Connection: close`): the client must
+    # reconnect, e.g. because the rest of its body may still arrive or this listener is going.
+    closes_connection = False
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -39,6 +42,7 @@ class RequestTimeout(PermanentError):
     """The client sent its request body too slowly (HTTP 408); the connection is closed."""
 
     status = 408
+    closes_connection = True
 
 
 class Unauthorized(PermanentError):
@@ -67,6 +71,13 @@ class RetryableError(AgentslaError):
     def __init__(self, message: str, retry_after_s: float = 1.0) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class WriterGone(RetryableError):
+    """A receiver process lost its writer process (SIGKILL): nothing it holds can commit, and it
+    exits, so its clients must reconnect (to the restarted server) rather than retry on it."""
+
+    closes_connection = True
 
 
 class Overloaded(RetryableError):

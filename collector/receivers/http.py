@@ -104,7 +104,7 @@ def _error_response(exc: AgentslaError, as_json: bool) -> Response:
         headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_s)))
     if isinstance(exc, Unauthorized):
         headers["WWW-Authenticate"] = "Bearer"
-    if isinstance(exc, RequestTimeout):
-        headers["Connection"] = "close"  # the rest of the body may still be on its way
+    if exc.closes_connection:
+        headers["Connection"] = "close"
     rpc = status_pb2.Status(code=_GRPC_CODE.get(status, code_pb2.INTERNAL), message=exc.message)
     return _encode(rpc, as_json, status, headers)

@@ -8,7 +8,7 @@ message, retry_after))` for the error the receiver must answer with (429/503 wit
 as in-process). Only an answer after the commit becomes a 200, so a receiver that dies loses
 nothing acknowledged: its clients got no answer and retry (the writer drops the duplicates).
 When the connection breaks (the writer process died), every waiting and every later request is
-answered 503 and `on_lost` is called.
+answered 503 with `Connection: close` (WriterGone) and `on_lost` is called.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import struct
 from typing import Any, Awaitable, Callable
 
 from agentsla.collector.store.writer import Row
-from agentsla.errors import AgentslaError, Overloaded, RetryableError
+from agentsla.errors import AgentslaError, Overloaded, RetryableError, WriterGone
 
 log = logging.getLogger("agentsla.link")
 
@@ -61,8 +61,7 @@ class WriterLink:
     async def submit(self, rows: list[Row], rejected: int = 0) -> None:
         """Return once the writer committed rows; raise the writer's Overloaded/RetryableError."""
         if self.lost or self._writer is None:
-            raise RetryableError("the writer process is not running; retry later",
-                                 self.retry_after)
+            raise WriterGone("the writer process is not running; retry later", self.retry_after)
         request_id = next(self._ids)
         future = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
@@ -71,8 +70,8 @@ class WriterLink:
             await self._writer.drain()
             await future
         except (ConnectionError, OSError):
-            raise RetryableError("the writer process went away; retry later",
-                                 self.retry_after) from None
+            raise WriterGone("the writer process went away; retry later",
+                             self.retry_after) from None
         finally:
             self._waiting.pop(request_id, None)
 
@@ -97,7 +96,7 @@ class WriterLink:
         log.error("the connection to the writer process is gone; answering 503")
         for future in self._waiting.values():
             if not future.done():
-                future.set_exception(RetryableError(
+                future.set_exception(WriterGone(
                     "the writer process went away before committing; retry later",
                     self.retry_after))
         if self.on_lost is not None:

@@ -10,7 +10,8 @@ answers only after the writer's verdict: 200 once committed, or the writer's 429
 Retry-After. The writer process keeps the pipeline, the API and alerts.
 
 A receiver process that dies is started again (its clients got no answer and retry); when the
-writer process goes away, receivers answer 503 and exit, so that a restarted server owns the
+writer process goes away, receivers answer 503 with `Connection: close` (their clients reconnect,
+to the restarted server) and exit within `_LOST_GRACE_S`, so that a restarted server owns the
 port alone.
 """
 
@@ -21,6 +22,7 @@ import errno
 import logging
 import math
 import multiprocessing
+import os
 import shutil
 import signal
 import socket
@@ -41,6 +43,10 @@ log = logging.getLogger("agentsla.receivers")
 
 _STOP_TIMEOUT_S = 15.0
 _RESTART_DELAY_S = 1.0
+# After the writer process died nothing can commit: connections get this long to take their
+# 503 before the receiver exits (a client trickling a body, or one whose connection the
+# shutdown's sweep missed, must not keep the process, and the old server's port, alive).
+_LOST_GRACE_S = 2.0
 
 
 class ReceiverPool:
@@ -196,8 +202,11 @@ async def _serve(config: Config, sock: socket.socket, grpc_port: int, link_path:
         config.ingest.max_body_bytes, grpc_credentials(config.server), reuse_port=True)
     await asyncio.wait([serving, asyncio.create_task(stop.wait())],
                        return_when=asyncio.FIRST_COMPLETED)
+    if link.lost:
+        server.config.timeout_graceful_shutdown = _LOST_GRACE_S
     server.should_exit = True  # uvicorn and gRPC let the requests in flight finish
     await asyncio.gather(serving, grpc_server.stop(grace=5), return_exceptions=True)
     await link.close()
     if link.lost:  # the writer process died (SIGKILL) and could not remove the link's directory
         shutil.rmtree(Path(link_path).parent, ignore_errors=True)
+        log.warning("receiver process %d exits: its writer process is gone", os.getpid())

@@ -160,6 +160,8 @@ def test_writer_process_killed_answers_503_and_the_receivers_exit(tmp_path: Path
     server.kill()
     sender.join(30)
     assert answers[0].status_code == 503 and answers[0].headers["retry-after"] == "1"
+    # the client must reconnect (to the restarted server), not retry on this receiver
+    assert answers[0].headers["connection"] == "close"
     assert _wait_for(lambda: not any(map(_alive, receivers)), timeout=15)
     restarted = server.restarted(["--receivers", "1"]).start()
     try:
@@ -169,6 +171,35 @@ def test_writer_process_killed_answers_503_and_the_receivers_exit(tmp_path: Path
         assert _stored_span_ids(restarted, 5) == {"05" * 8}
     finally:
         assert restarted.stop() == 0
+
+
+def test_receivers_of_a_killed_writer_exit_while_a_client_still_sends_its_body(
+        tmp_path: Path) -> None:
+    # a body trickled a byte a second keeps its request in flight far beyond the exit bound:
+    # without a writer nothing can commit, so the receiver does not wait for it (read_timeout)
+    server = ServerProcess(tmp_path, ["--receivers", "1", "--read-timeout", "300"]).start()
+    receivers = _receiver_pids(server)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        with socket.create_connection(("127.0.0.1", server.http_port)) as conn:
+            conn.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n"
+                         b"Content-Type: application/x-protobuf\r\nContent-Length: 1000\r\n\r\n")
+            while not stop.wait(1.0):
+                try:
+                    conn.sendall(b"\x00")
+                except OSError:
+                    return
+
+    sender = threading.Thread(target=trickle)
+    sender.start()
+    try:
+        time.sleep(1.5)
+        server.kill()
+        assert _wait_for(lambda: not any(map(_alive, receivers)), timeout=30)
+    finally:
+        stop.set()
+        sender.join(10)
 
 
 def test_a_writer_that_gives_up_answers_503_through_the_receivers(tmp_path: Path) -> None:
