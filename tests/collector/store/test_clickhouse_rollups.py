@@ -336,3 +336,79 @@ def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
     assert "rollups rebuilt for 2 shard(s)" in done.stderr
     assert "run `agentsla rollups rebuild --store URL --shards 1`" in done.stderr
     assert "needs --shards M" in done.stderr and "DuckDB's rollups have no shards" in done.stderr
+
+
+SECOND_MS, HOUR_MS = 1_000, 3_600_000
+H1 = 2_000_000  # ms after T0 where an hour starts (T0 is 1,600 s into its hour)
+#: [from, to) of a window holding three whole hours, the minutes around them and ragged edges
+HOURS_WINDOW = (_now(2 * SECOND_MS), _now(H1 + 3 * HOUR_MS + 630 * SECOND_MS))
+TASK_TABLES = ("task_minutes", "task_histograms", "cause_minutes", "budget_minutes",
+               "budget_hop_minutes")
+
+
+def _hours_spans() -> list[dict]:
+    """Seven one-root tasks of distinct durations ending: a in the window's ragged first
+    minute, b in a whole minute before the first whole hour, c, d and e (failed, its tool call
+    timed out) inside the three whole hours, f in a whole minute after them, g in the ragged
+    last minute."""
+    ends = {"a": 5_000, "b": H1 - 1_800_000, "c": H1 + 1_200_000, "d": H1 + 4_800_000,
+            "e": H1 + 6_000_000, "f": H1 + 3 * HOUR_MS + 300_000,
+            "g": H1 + 3 * HOUR_MS + 610_000}
+    rows = [_row(t, 1, None, end - 1_000 * (t + 1), end, task__id=task, tenant__id="acme",
+                 budget__total_ms="60000")
+            for t, (task, end) in enumerate(ends.items(), start=1)]
+    rows[4] |= {"StatusCode": "STATUS_CODE_ERROR"}
+    rows.append(_row(5, 2, 1, ends["e"] - 3_000, ends["e"] - 1_000, gen_ai__operation__name=
+                     "execute_tool", gen_ai__tool__name="search", error__type="timeout"))
+    rows[-1] |= {"StatusCode": "STATUS_CODE_ERROR"}
+    return rows
+
+
+def _task_answers(store) -> list:
+    """Every task question over HOURS_WINDOW: /sla totals and by tenant, /root-causes,
+    /budget, the SLO window and the burn status at its end."""
+    config = load_config()
+    return [sla.sla_totals(store, *HOURS_WINDOW), sla.sla_by(store, *HOURS_WINDOW, "tenant_id"),
+            root_causes.root_causes(store, *HOURS_WINDOW),
+            budget.budget_waterfall(store, *HOURS_WINDOW),
+            slo.slo_window(store, config, *HOURS_WINDOW),
+            slo.slo_status(store, config, HOURS_WINDOW[1])]
+
+
+def _delete_inner_hours(runner, database: str, tier: str) -> None:
+    """Delete the stored rows of the window's three whole hours from every task rollup's tier."""
+    for table in TASK_TABLES:
+        runner.execute(f"alter table {database}.agentsla_{table}{tier} delete where "
+                       f"minute_ns >= {_now(H1)} and minute_ns < {_now(H1 + 3 * HOUR_MS)} "
+                       f"settings mutations_sync = 1")
+
+
+def test_whole_hours_of_a_window_come_from_the_hour_tier(runner):
+    """A window of three whole hours, the minutes around them and ragged edges: every task
+    question equals its answer over raw rows; it stays so with the inner hours' minute rows
+    deleted, and loses the inner hours' three tasks with their hour rows deleted."""
+    url = _store(runner, "hours")
+    runner.insert("hours.otel_traces", _hours_spans())
+    run_pass(runner, "hours", url.table, Shard(0, 1),
+             replace(CONFIG, materialize_max_window=6 * HOUR_MS / 1000),
+             _now(H1 + 4 * HOUR_MS))
+    runner.execute("use hours")
+    try:
+        store = ClickHouseStore(runner)
+        raw = sla.sla_totals(store, *HOURS_WINDOW, raw=True)
+        assert (raw["finished"], raw["success"], raw["failed"]) == (7, 6, 1)  # by hand
+        # durations 2..8 s: exact linear-interpolation p50 5 s, p95 7.7 s, within 1.1 %
+        assert raw["latency_p50_ms"] == pytest.approx(5_000, rel=0.011)
+        assert raw["latency_p95_ms"] == pytest.approx(7_700, rel=0.011)
+        rolled = _task_answers(store)
+        assert rolled[0] == raw
+        assert rolled[2] == root_causes.root_causes(store, *HOURS_WINDOW, raw=True)
+        assert rolled[3] == budget.budget_waterfall(store, *HOURS_WINDOW, raw=True)
+        assert rolled[4] == slo.slo_window(store, load_config(), *HOURS_WINDOW, raw=True)
+        _delete_inner_hours(runner, "hours", "")
+        assert _task_answers(store) == rolled
+        _delete_inner_hours(runner, "hours", "_hourly")
+        left = sla.sla_totals(store, *HOURS_WINDOW)
+        assert (left["finished"], left["failed"]) == (4, 0)
+    finally:
+        runner.execute("use default")
