@@ -19,11 +19,11 @@ from agentsla.collector.store.writer import TaskWriter
 from agentsla.commands.rollups import compare
 from agentsla.config import load_config
 from agentsla.queries.engines.duckdb import DuckDBStore
-from agentsla.queries import budget, root_causes, sla, slo
 from agentsla.queries.hops import hop_stats
 from agentsla.queries.sla import sla_totals
 from agentsla.simulator.runner import run
 from queryrows import NS, T0, insert, span, task
+from taskanswers import seven_task_answers, task_answers
 from serverproc import ServerProcess
 from spanfactory import BASE_NS, make_span
 
@@ -148,17 +148,6 @@ H1 = T0 + 2800 * NS  # an hour starts (T0 is 800 s into its hour, 20 s into its 
 HOURS_WINDOW = (T0 + 2 * NS, H1 + 3 * HOUR + 630 * NS)
 
 
-def _task_answers(store) -> list:
-    """Every task question over HOURS_WINDOW: /sla totals and by tenant, /root-causes,
-    /budget, the SLO window and the burn status at its end."""
-    config = load_config()
-    return [sla.sla_totals(store, *HOURS_WINDOW), sla.sla_by(store, *HOURS_WINDOW, "tenant_id"),
-            root_causes.root_causes(store, *HOURS_WINDOW),
-            budget.budget_waterfall(store, *HOURS_WINDOW),
-            slo.slo_window(store, config, *HOURS_WINDOW),
-            slo.slo_status(store, config, HOURS_WINDOW[1])]
-
-
 def _delete_inner_hours(con, tier: str) -> None:
     """Delete the stored rows of the window's three whole hours from every task rollup's tier."""
     for rollup in rollups.TASK_ROLLUPS:
@@ -179,17 +168,9 @@ def test_whole_hours_of_a_window_come_from_the_hour_tier(con, store):
     insert(con, tasks=[task(name, end_s=(end - T0) / NS, duration_ms=1000.0 * (i + 2),
                             budget_total_ms=60000.0, **(blamed if name == "e" else {}))
                        for i, (name, end) in enumerate(ends.items())])
-    raw = sla.sla_totals(store, *HOURS_WINDOW, raw=True)
-    assert (raw["finished"], raw["success"], raw["failed"]) == (7, 6, 1)  # by hand
-    assert raw["latency_p50_ms"] == pytest.approx(5_000, rel=0.011)
-    assert raw["latency_p95_ms"] == pytest.approx(7_700, rel=0.011)
-    rolled = _task_answers(store)
-    assert rolled[0] == raw
-    assert rolled[2] == root_causes.root_causes(store, *HOURS_WINDOW, raw=True)
-    assert rolled[3] == budget.budget_waterfall(store, *HOURS_WINDOW, raw=True)
-    assert rolled[4] == slo.slo_window(store, load_config(), *HOURS_WINDOW, raw=True)
+    rolled = seven_task_answers(store, HOURS_WINDOW)
     _delete_inner_hours(con, "")
-    assert _task_answers(store) == rolled
+    assert task_answers(store, HOURS_WINDOW) == rolled
     _delete_inner_hours(con, rollups.HOURLY)
-    left = sla.sla_totals(store, *HOURS_WINDOW)
+    left = sla_totals(store, *HOURS_WINDOW)
     assert (left["finished"], left["failed"]) == (4, 0)

@@ -1,7 +1,7 @@
 -- queries.slo: per window ending at $end_ns and task type, the finished tasks (cancelled
 -- excluded) and how many succeeded or were degraded; windows are lengths in ns. Each window
 -- reads whole hours [hour_cut_ns, $hr_hi) from the hour tier, whole minutes from cut_ns on
--- outside those hours from task_minutes (only the minutes $minutes_ns: no window reads the
+-- outside those hours from task_minutes (only the minutes in minutes_ns: no window reads the
 -- others), and the rest from `tasks` (queries/slo.py).
 with windows as (
     select unnest($windows_ns::bigint[]) as window_ns, unnest($cuts_ns::bigint[]) as cut_ns,

@@ -15,6 +15,7 @@ from agentsla.errors import PermanentError
 from agentsla.queries import budget, hops, root_causes, sla, slo
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from agentsla.queries.metrics import Totals
+from taskanswers import seven_task_answers, task_answers
 from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
@@ -301,7 +302,7 @@ from agentsla.cli import main
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import open_runner
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {root!r}]  # this module and the helpers it imports
 from test_clickhouse_rollups import LATE, M0, _first_spans, _now
 
 url = parse_store_url({store!r})
@@ -326,6 +327,7 @@ def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
     from pathlib import Path
 
     script = _CLI_SCRIPT.format(tests=str(Path(__file__).parent),
+                                root=str(Path(__file__).parents[2]),
                                 store=f"chdb://{tmp_path / 'store'}",
                                 store_dir=str(tmp_path / "duck"))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -364,17 +366,6 @@ def _hours_spans() -> list[dict]:
     return rows
 
 
-def _task_answers(store) -> list:
-    """Every task question over HOURS_WINDOW: /sla totals and by tenant, /root-causes,
-    /budget, the SLO window and the burn status at its end."""
-    config = load_config()
-    return [sla.sla_totals(store, *HOURS_WINDOW), sla.sla_by(store, *HOURS_WINDOW, "tenant_id"),
-            root_causes.root_causes(store, *HOURS_WINDOW),
-            budget.budget_waterfall(store, *HOURS_WINDOW),
-            slo.slo_window(store, config, *HOURS_WINDOW),
-            slo.slo_status(store, config, HOURS_WINDOW[1])]
-
-
 def _delete_inner_hours(runner, database: str, tier: str) -> None:
     """Delete the stored rows of the window's three whole hours from every task rollup's tier."""
     for table in TASK_TABLES:
@@ -395,18 +386,9 @@ def test_whole_hours_of_a_window_come_from_the_hour_tier(runner):
     runner.execute("use hours")
     try:
         store = ClickHouseStore(runner)
-        raw = sla.sla_totals(store, *HOURS_WINDOW, raw=True)
-        assert (raw["finished"], raw["success"], raw["failed"]) == (7, 6, 1)  # by hand
-        # durations 2..8 s: exact linear-interpolation p50 5 s, p95 7.7 s, within 1.1 %
-        assert raw["latency_p50_ms"] == pytest.approx(5_000, rel=0.011)
-        assert raw["latency_p95_ms"] == pytest.approx(7_700, rel=0.011)
-        rolled = _task_answers(store)
-        assert rolled[0] == raw
-        assert rolled[2] == root_causes.root_causes(store, *HOURS_WINDOW, raw=True)
-        assert rolled[3] == budget.budget_waterfall(store, *HOURS_WINDOW, raw=True)
-        assert rolled[4] == slo.slo_window(store, load_config(), *HOURS_WINDOW, raw=True)
+        rolled = seven_task_answers(store, HOURS_WINDOW)
         _delete_inner_hours(runner, "hours", "")
-        assert _task_answers(store) == rolled
+        assert task_answers(store, HOURS_WINDOW) == rolled
         _delete_inner_hours(runner, "hours", "_hourly")
         left = sla.sla_totals(store, *HOURS_WINDOW)
         assert (left["finished"], left["failed"]) == (4, 0)
