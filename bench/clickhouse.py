@@ -25,7 +25,8 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
   count in the CPU time too);
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
   process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
-  sla_by tenant, hop_stats, root_causes, budget_waterfall, the three series at 1 h steps, and
+  sla_by tenant, hop_stats, root_causes, budget_waterfall, slo_window, slo_status (every burn
+  window up to the 30 d period), the three series at 1 h steps, and
   task lookup (get_task of a random task, a different one each run), /findings
   (`find_findings`, default thresholds) over the last hour and the whole day, and one random
   task's findings (`task_id`, a 1 h window: the findings of the hour around it that name it);
@@ -53,7 +54,7 @@ from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import NS, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.config import load_config
-from agentsla.queries import budget, hops, root_causes, sla, tasks
+from agentsla.queries import budget, hops, root_causes, sla, slo, tasks
 from agentsla.queries.findings import find_findings
 from agentsla.queries.engines.clickhouse import ClickHouseStore, open_runner
 
@@ -276,6 +277,9 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int,
         "hop_stats": lambda: hops.hop_stats(store, t0, end),
         "root_causes": lambda: root_causes.root_causes(store, t0, end),
         "budget_waterfall": lambda: budget.budget_waterfall(store, t0, end),
+        "slo_window": lambda: slo.slo_window(store, load_config(), t0, end),
+        # every burn window up to the 30 d period, in one statement (the alerts' SLO status)
+        "slo_status": lambda: slo.slo_status(store, load_config(), end),
         "sla_series_1h": lambda: sla.sla_series(store, t0, end, hour),
         "hop_series_1h": lambda: hops.hop_series(store, t0, end, hour),
         "root_cause_series_1h": lambda: root_causes.root_cause_series(store, t0, end, hour),

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from agentsla.config import Config, SloObjective
-from agentsla.queries.rollup import HOUR_NS, split
+from agentsla.queries.rollup import HOUR_NS, MINUTE_NS, split
 from agentsla.queries.store import ReadStore
 
 NS = 1_000_000_000
@@ -36,7 +36,13 @@ def _window_counts(store: ReadStore, end_ns: int, windows_ns: list[int],
     hr_hi = roll_hi // HOUR_NS * HOUR_NS
     cuts = [min(split(end_ns - w, end_ns, raw)["roll_lo"], roll_hi) for w in windows_ns]
     hour_cuts = [max(cut, min(-(-cut // HOUR_NS) * HOUR_NS, hr_hi)) for cut in cuts]
+    # the only minute rows read: each window's minutes before its first whole hour, and the
+    # minutes after the last (under an hour each), not every minute of the longest window
+    minutes = sorted({m for cut, hour_cut in zip(cuts, hour_cuts)
+                      for m in range(cut, hour_cut, MINUTE_NS)} | set(range(hr_hi, roll_hi,
+                                                                              MINUTE_NS)))
     rows = store.rows("slo_counts", {
+        "minutes_ns": minutes,
         "windows_ns": windows_ns, "cuts_ns": cuts, "hour_cuts_ns": hour_cuts, "end_ns": end_ns,
         "roll_lo": min(cuts), "roll_lo_max": max(cuts), "roll_hi": roll_hi,
         "hr_lo": min(hour_cuts), "hr_hi": hr_hi, "longest_ns": max(windows_ns),

@@ -23,6 +23,7 @@ from agentsla.queries.hops import hop_stats
 from agentsla.queries.sla import sla_totals
 from agentsla.simulator.runner import run
 from queryrows import NS, T0, insert, span, task
+from taskanswers import seven_task_answers, task_answers
 from serverproc import ServerProcess
 from spanfactory import BASE_NS, make_span
 
@@ -139,3 +140,37 @@ def test_histogram_quantiles_are_within_the_stated_error(con, store):
         exact = _linear_quantile(durations, q)
         assert row[key] == pytest.approx(exact, rel=0.011)
         assert hop[key] == pytest.approx(exact, rel=0.011)
+
+
+HOUR = 60 * MINUTE
+H1 = T0 + 2800 * NS  # an hour starts (T0 is 800 s into its hour, 20 s into its minute)
+#: [from, to) of a window holding three whole hours, the minutes around them and ragged edges
+HOURS_WINDOW = (T0 + 2 * NS, H1 + 3 * HOUR + 630 * NS)
+
+
+def _delete_inner_hours(con, tier: str) -> None:
+    """Delete the stored rows of the window's three whole hours from every task rollup's tier."""
+    for rollup in rollups.TASK_ROLLUPS:
+        con.execute(f"delete from {rollup.table}{tier}{rollups.STORED} where minute_ns >= ? "
+                    f"and minute_ns < ?", [H1, H1 + 3 * HOUR])
+
+
+def test_whole_hours_of_a_window_come_from_the_hour_tier(con, store):
+    """Seven tasks of durations 2..8 s ending: a in the window's ragged first minute, b in a
+    whole minute before the first whole hour, c, d and e (failed, its tool call timed out)
+    inside the three whole hours, f in a whole minute after them, g in the ragged last minute.
+    Every task question equals its answer over raw rows; it stays so with the inner hours'
+    minute rows deleted, and loses the inner hours' three tasks with their hour rows deleted."""
+    ends = {"a": T0 + 5 * NS, "b": H1 - 1800 * NS, "c": H1 + 1200 * NS, "d": H1 + 4800 * NS,
+            "e": H1 + 6000 * NS, "f": H1 + 3 * HOUR + 300 * NS, "g": H1 + 3 * HOUR + 610 * NS}
+    blamed = {"outcome": "failed", "ffh_kind": "tool", "ffh_name": "search",
+              "ffh_reason": "timeout"}
+    insert(con, tasks=[task(name, end_s=(end - T0) / NS, duration_ms=1000.0 * (i + 2),
+                            budget_total_ms=60000.0, **(blamed if name == "e" else {}))
+                       for i, (name, end) in enumerate(ends.items())])
+    rolled = seven_task_answers(store, HOURS_WINDOW)
+    _delete_inner_hours(con, "")
+    assert task_answers(store, HOURS_WINDOW) == rolled
+    _delete_inner_hours(con, rollups.HOURLY)
+    left = sla_totals(store, *HOURS_WINDOW)
+    assert (left["finished"], left["failed"]) == (4, 0)

@@ -1,8 +1,9 @@
 -- queries.slo: per window ending at end_ns and task type, the finished tasks (cancelled
 -- excluded) and how many succeeded or were degraded; windows are lengths in ns. Each window
 -- reads whole hours [hour_cut_ns, hr_hi) from the hour tier, whole minutes from cut_ns on
--- outside those hours from task_minutes (both summed over shards), and the rest from `tasks`
--- (queries/slo.py; DuckDB's slo_counts.sql).
+-- outside those hours from task_minutes (only the minutes in minutes_ns: no window reads the
+-- others; both summed over shards), and the rest from `tasks` (queries/slo.py; DuckDB's
+-- slo_counts.sql).
 with windows as (
     select w.1 as window_ns, w.2 as cut_ns, w.3 as hour_cut_ns
     from system.one
@@ -22,6 +23,7 @@ rolled as (
         sum(m.degraded)
     from task_minutes as m
     where m.minute_ns >= {roll_lo:Int64} and m.minute_ns < {roll_hi:Int64}
+      and has({minutes_ns:Array(Int64)}, m.minute_ns)
       and ({task_type:Nullable(String)} is null or m.task_type = {task_type:Nullable(String)})
     group by m.minute_ns, m.task_type
 ),

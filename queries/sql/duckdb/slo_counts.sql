@@ -1,7 +1,8 @@
 -- queries.slo: per window ending at $end_ns and task type, the finished tasks (cancelled
 -- excluded) and how many succeeded or were degraded; windows are lengths in ns. Each window
 -- reads whole hours [hour_cut_ns, $hr_hi) from the hour tier, whole minutes from cut_ns on
--- outside those hours from task_minutes, and the rest from `tasks` (queries/slo.py).
+-- outside those hours from task_minutes (only the minutes in minutes_ns: no window reads the
+-- others), and the rest from `tasks` (queries/slo.py).
 with windows as (
     select unnest($windows_ns::bigint[]) as window_ns, unnest($cuts_ns::bigint[]) as cut_ns,
         unnest($hour_cuts_ns::bigint[]) as hour_cut_ns
@@ -17,6 +18,7 @@ rolled as (
     select 'minute', minute_ns, task_type, sum(finished), sum(success), sum(degraded)
     from task_minutes
     where minute_ns >= $roll_lo and minute_ns < $roll_hi
+      and list_contains($minutes_ns::bigint[], minute_ns)
       and ($task_type is null or task_type = $task_type)
     group by all
 ),

@@ -15,6 +15,7 @@ from agentsla.errors import PermanentError
 from agentsla.queries import budget, hops, root_causes, sla, slo
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
 from agentsla.queries.metrics import Totals
+from taskanswers import seven_task_answers, task_answers
 from test_clickhouse_store import CONFIG, MS, _now, _row, _store
 
 MINUTE_MS = 60_000
@@ -301,7 +302,7 @@ from agentsla.cli import main
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import open_runner
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {root!r}]  # this module and the helpers it imports
 from test_clickhouse_rollups import LATE, M0, _first_spans, _now
 
 url = parse_store_url({store!r})
@@ -326,6 +327,7 @@ def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
     from pathlib import Path
 
     script = _CLI_SCRIPT.format(tests=str(Path(__file__).parent),
+                                root=str(Path(__file__).parents[2]),
                                 store=f"chdb://{tmp_path / 'store'}",
                                 store_dir=str(tmp_path / "duck"))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -336,3 +338,59 @@ def test_the_rebuild_command_and_a_worker_of_the_old_count(tmp_path):
     assert "rollups rebuilt for 2 shard(s)" in done.stderr
     assert "run `agentsla rollups rebuild --store URL --shards 1`" in done.stderr
     assert "needs --shards M" in done.stderr and "DuckDB's rollups have no shards" in done.stderr
+
+
+SECOND_MS, HOUR_MS = 1_000, 3_600_000
+H1 = 2_000_000  # ms after T0 where an hour starts (T0 is 1,600 s into its hour)
+#: [from, to) of a window holding three whole hours, the minutes around them and ragged edges
+HOURS_WINDOW = (_now(2 * SECOND_MS), _now(H1 + 3 * HOUR_MS + 630 * SECOND_MS))
+TASK_TABLES = ("task_minutes", "task_histograms", "cause_minutes", "budget_minutes",
+               "budget_hop_minutes")
+
+
+def _hours_spans() -> list[dict]:
+    """Seven one-root tasks of distinct durations ending: a in the window's ragged first
+    minute, b in a whole minute before the first whole hour, c, d and e (failed, its tool call
+    timed out) inside the three whole hours, f in a whole minute after them, g in the ragged
+    last minute."""
+    ends = {"a": 5_000, "b": H1 - 1_800_000, "c": H1 + 1_200_000, "d": H1 + 4_800_000,
+            "e": H1 + 6_000_000, "f": H1 + 3 * HOUR_MS + 300_000,
+            "g": H1 + 3 * HOUR_MS + 610_000}
+    rows = [_row(t, 1, None, end - 1_000 * (t + 1), end, task__id=task, tenant__id="acme",
+                 budget__total_ms="60000")
+            for t, (task, end) in enumerate(ends.items(), start=1)]
+    rows[4] |= {"StatusCode": "STATUS_CODE_ERROR"}
+    rows.append(_row(5, 2, 1, ends["e"] - 3_000, ends["e"] - 1_000, gen_ai__operation__name=
+                     "execute_tool", gen_ai__tool__name="search", error__type="timeout"))
+    rows[-1] |= {"StatusCode": "STATUS_CODE_ERROR"}
+    return rows
+
+
+def _delete_inner_hours(runner, database: str, tier: str) -> None:
+    """Delete the stored rows of the window's three whole hours from every task rollup's tier."""
+    for table in TASK_TABLES:
+        runner.execute(f"alter table {database}.agentsla_{table}{tier} delete where "
+                       f"minute_ns >= {_now(H1)} and minute_ns < {_now(H1 + 3 * HOUR_MS)} "
+                       f"settings mutations_sync = 1")
+
+
+def test_whole_hours_of_a_window_come_from_the_hour_tier(runner):
+    """A window of three whole hours, the minutes around them and ragged edges: every task
+    question equals its answer over raw rows; it stays so with the inner hours' minute rows
+    deleted, and loses the inner hours' three tasks with their hour rows deleted."""
+    url = _store(runner, "hours")
+    runner.insert("hours.otel_traces", _hours_spans())
+    run_pass(runner, "hours", url.table, Shard(0, 1),
+             replace(CONFIG, materialize_max_window=6 * HOUR_MS / 1000),
+             _now(H1 + 4 * HOUR_MS))
+    runner.execute("use hours")
+    try:
+        store = ClickHouseStore(runner)
+        rolled = seven_task_answers(store, HOURS_WINDOW)
+        _delete_inner_hours(runner, "hours", "")
+        assert task_answers(store, HOURS_WINDOW) == rolled
+        _delete_inner_hours(runner, "hours", "_hourly")
+        left = sla.sla_totals(store, *HOURS_WINDOW)
+        assert (left["finished"], left["failed"]) == (4, 0)
+    finally:
+        runner.execute("use default")
