@@ -321,13 +321,15 @@ class IngestPipeline:
         self._finish(group, None)
 
     def _commit_each(self, group: list[_Item]) -> None:
-        """Isolate the request that cannot be written: commit the others, then raise its error."""
+        """Isolate the request that cannot be written: commit the others, then raise its error.
+
+        The failed requests stay in hand: the supervisor answers them 503 once it has counted
+        the restart, so a client that saw the 503 sees the restart in /api/v1/health too."""
         unexpected: Exception | None = None
         for item in group:
             try:
                 self._commit([item])
             except Exception as exc:  # noqa: BLE001 - raised again once the others are in
-                self._finish([item], self._internal_error(exc))
                 unexpected = unexpected or exc
         if unexpected is not None:
             raise unexpected
