@@ -172,9 +172,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Bytes of decoded requests waiting for the writer; beyond it requests get 429."),
     Setting("commit_max_spans", "ingest", 50_000, parse_int,
             "Most spans the writer commits in one transaction (group commit)."),
-    Setting("commit_linger", "ingest", 0.0, parse_duration,
-            "Longest the writer waits for more requests before a commit, while its group is "
-            "under commit_max_spans (0 = commit what is queued at once)."),
+    Setting("commit_linger", "ingest", 0.02, parse_duration,
+            "Longest a busy writer waits for more requests before a commit: only for the "
+            "clients it expects back (those its last commit answered, and those whose "
+            "requests came meanwhile), while its group is under commit_max_spans; a lone "
+            "client never waits, and a wait that misses makes the next ones back off "
+            "(0 = commit what is queued at once)."),
     Setting("retry_after", "ingest", 1.0, parse_duration,
             "Retry-After sent with 429/503 answers."),
     Setting("submit_timeout", "ingest", 30.0, parse_duration,

@@ -2,8 +2,9 @@
 
 Receivers `await submit(rows)`; the writer thread drains every waiting request into one
 transaction (group commit) and only then answers them, so a 200 means the spans are committed.
-A commit has a fixed cost (docs/architecture.md, Few statements a batch), so the writer may
-wait up to `commit_linger` (off by default) for more requests to join its group.
+A commit has a fixed cost (docs/architecture.md, Few statements a batch), so a busy writer
+waits up to `commit_linger` for the requests of clients it expects back (`_linger_target`); a
+lone client's request is committed at once.
 The queue is bounded in (estimated) bytes: when full, submit raises Overloaded (429) at once and
 holds no memory for the refused request. No request waits longer than `submit_timeout`.
 
@@ -34,6 +35,7 @@ log = logging.getLogger("agentsla.pipeline")
 
 _ROW_OVERHEAD_BYTES = 1200  # a row dict with ~45 keys and small values, measured with tracemalloc
 _SWEEP_EVERY_S = 10.0
+_MAX_NO_WAIT = 64  # most groups taken without a wait after waits that missed their target
 
 
 def estimate_bytes(rows: list[Row]) -> int:
@@ -88,6 +90,10 @@ class IngestPipeline:
         self._closing = False
         self._in_hand: list[_Item] = []
         self._busy_since: float | None = None  # monotonic start of the writer's current step
+        self._last_group = 0  # requests in the last group the writer took
+        self._arrived_busy = 0  # requests queued when the writer last answered its group
+        self._misses = 0  # waits in a row that ended at commit_linger short of their target
+        self._no_wait_left = 0  # groups still to take without a wait after the last miss
         self._errors_in_a_row = 0
         self._last_error: str | None = None
         self._faults = FaultPlan(ingest.fault_injection)
@@ -267,19 +273,47 @@ class IngestPipeline:
 
     def _take_group(self, timeout: float) -> list[_Item]:
         """Take the queued requests that fit in one commit, then wait up to commit_linger for
-        more while the group has room (each submit wakes the writer; close ends the wait)."""
+        more while the group is under `_linger_target` requests and commit_max_spans (each
+        submit wakes the writer; close ends the wait)."""
         with self._cond:
             if not self._queue and not self._closing:
                 self._cond.wait(timeout)
             group: list[_Item] = []
             spans = self._take_queued(group, 0)
+            target = self._linger_target() if group else 0
             deadline = time.monotonic() + self.ingest.commit_linger
-            while (group and not self._queue and not self._closing
+            waited = False
+            while (group and not self._queue and not self._closing and len(group) < target
                    and spans < self.ingest.commit_max_spans
                    and (left := deadline - time.monotonic()) > 0):
+                waited = True
                 self._cond.wait(left)
                 spans = self._take_queued(group, spans)
+            if waited:
+                self._record_wait(missed=len(group) < target and time.monotonic() >= deadline)
+            if group:
+                self._last_group = len(group)
             return group
+
+    def _linger_target(self) -> int:
+        """How many requests the next group waits for: those the last commit answered (their
+        clients send again) plus those queued before its answers went out (other clients'),
+        so a lone client (one answered, none queued) waits for nobody. A client that stopped
+        costs one wait: the smaller group it leaves sets the next target. After a missed wait
+        (`_record_wait`) the target is 0."""
+        if self._no_wait_left:
+            self._no_wait_left -= 1
+            return 0
+        return self._last_group + self._arrived_busy
+
+    def _record_wait(self, missed: bool) -> None:
+        """Back off from waits that do not pay: clients that do not send again once answered
+        (exporters sending on a timer) never fill the target, so a miss makes the next
+        2**misses groups (at most _MAX_NO_WAIT) wait for nobody; a wait that filled its
+        target ends the backoff."""
+        self._misses = self._misses + 1 if missed else 0
+        if missed:
+            self._no_wait_left = min(2 ** self._misses, _MAX_NO_WAIT)
 
     def _take_queued(self, group: list[_Item], spans: int) -> int:
         """Move queued requests into the group while it stays within commit_max_spans (a
@@ -321,13 +355,15 @@ class IngestPipeline:
         self._finish(group, None)
 
     def _commit_each(self, group: list[_Item]) -> None:
-        """Isolate the request that cannot be written: commit the others, then raise its error."""
+        """Isolate the request that cannot be written: commit the others, then raise its error.
+
+        The failed requests stay in hand: the supervisor answers them 503 once it has counted
+        the restart, so a client that saw the 503 sees the restart in /api/v1/health too."""
         unexpected: Exception | None = None
         for item in group:
             try:
                 self._commit([item])
             except Exception as exc:  # noqa: BLE001 - raised again once the others are in
-                self._finish([item], self._internal_error(exc))
                 unexpected = unexpected or exc
         if unexpected is not None:
             raise unexpected
@@ -340,6 +376,7 @@ class IngestPipeline:
     def _finish(self, group: list[_Item], error: AgentslaError | None) -> None:
         with self._cond:
             self._queued_bytes -= sum(item.nbytes for item in group)
+            self._arrived_busy = len(self._queue)  # before the answers: not their clients'
         for item in group:
             item.loop.call_soon_threadsafe(_settle, item.future, error)
         self._in_hand = [item for item in self._in_hand if item not in group]
