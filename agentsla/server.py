@@ -143,9 +143,14 @@ class _ClickHouseBackend:
         self.runner = open_runner(self.url)  # a bad table or an unreachable server fails here
         self.variant = traces_variant(self.runner, self.url)  # rows in the table's layout
         self.materializer = MaterializerLoop(self.runner, self.url, config.tasks)
+        self.stores = store_factory(self.runner)
+        # the findings evidence of the minutes passes dirtied: one refresher per store, the
+        # process running shard 0 (docs/scale-out.md, Stored findings evidence)
+        self.evidence = EvidenceWorker(self.stores, resolve_thresholds(config.findings),
+                                       config.tasks.evidence_interval)
         if config.tasks.materialize_interval > 0:  # else `agentsla materialize` workers do it
             self.materializer.start()
-        self.stores = store_factory(self.runner)
+            self.evidence.start()
         # API replicas over one store: one evaluates alerts at a time (alerts/lease.py)
         self.lease = Lease(ClickHouseLeases(self.runner, self.url.database), holder_id(),
                            config.server.alert_lease_ttl)
@@ -161,10 +166,11 @@ class _ClickHouseBackend:
     def health(self, rejected_spans: int) -> dict:
         """Body of /api/v1/health: the store and the materializer's state."""
         return {"store": str(self.url), "materializer": self.materializer.health(),
-                "ingest": {"rejected_spans": rejected_spans}}
+                "evidence": self.evidence.health(), "ingest": {"rejected_spans": rejected_spans}}
 
     def close(self) -> int:
-        """Stop the materializer and close the store."""
+        """Stop the materializer and the evidence worker, and close the store."""
+        self.evidence.stop()
         self.materializer.stop()
         self.runner.close()
         return 0

@@ -2,7 +2,9 @@
 
 N workers run side by side, each owning the traces whose id hashes to its K; each pass
 re-reads from its watermark minus the late window, so a worker that crashed restarts where
-its shard stopped, and a replayed pass writes the same rows again (idempotent).
+its shard stopped, and a replayed pass writes the same rows again (idempotent). The worker of
+shard 0 also keeps the stored findings evidence of the minutes passes dirtied (one refresher
+per store: docs/scale-out.md, Stored findings evidence).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from agentsla.collector.store.clickhouse.materializer import parse_shard
 from agentsla.collector.store.clickhouse.worker import MaterializerLoop
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.errors import PermanentError, RetryableError
-from agentsla.queries.engines.clickhouse import open_runner
+from agentsla.queries.engines.clickhouse import open_runner, store_factory
+from agentsla.queries.findings import evidence, resolve_thresholds
 
 
 def add_parser(subparsers) -> None:
@@ -31,7 +34,7 @@ def add_parser(subparsers) -> None:
                         help="K/N: this worker's share of the trace ids (default 0/1: all).")
     parser.add_argument("--once", action="store_true", help="Run one pass and exit.")
     add_setting_flags(parser, ["store", "late_window", "materialize_interval", "default_budget",
-                               "lost_grace", "root_grace"])
+                               "lost_grace", "root_grace", "evidence_interval"])
     parser.set_defaults(run=run)
 
 
@@ -51,8 +54,12 @@ def run(args: argparse.Namespace, environ) -> int:
                              "or chdb:///path (DuckDB materializes as it writes)")
     runner = open_runner(url)
     loop = MaterializerLoop(runner, url, config.tasks, args.shard)
+    refresher = args.shard.index == 0 and not args.once
+    worker = evidence.EvidenceWorker(store_factory(runner), resolve_thresholds(config.findings),
+                                     config.tasks.evidence_interval if refresher else 0)
     try:
         rollups.check_shards(runner, url.database, args.shard)  # N changed: rebuild first
+        worker.start()
         while True:
             behind = loop.run_once()  # a failed pass is logged; its watermark stays
             if loop.last is not None and loop.last_error is None:
@@ -61,8 +68,17 @@ def run(args: argparse.Namespace, environ) -> int:
             if args.once:
                 if loop.last_error:
                     raise RetryableError(f"shard {args.shard}: pass failed: {loop.last_error}")
+                if args.shard.index == 0:  # the evidence of every minute the pass dirtied
+                    _refresh_all(store_factory(runner)(), resolve_thresholds(config.findings))
                 return 0
             if not behind:
                 time.sleep(config.tasks.materialize_interval or 1.0)  # 0 only turns serve's off
     finally:
+        worker.stop()
         runner.close()
+
+
+def _refresh_all(store, thresholds) -> None:
+    """Store the evidence of every dirty minute (rounds until none is left)."""
+    while evidence.refresh(store, thresholds)[1]:
+        pass

@@ -15,8 +15,12 @@ the writer marked as changed (collector/store/evidence.py). A request (`plan`) t
 evidence for the whole minutes that are clean and computes the rest from raw rows: the ragged
 edges, minutes changed since, minutes the worker has not reached yet. See docs/findings.md.
 
-A store without stored evidence (RAW_ONLY: ClickHouse) takes the raw path only: its verdict
-holds its evidence query over the whole window (docs/scale-out.md).
+On ClickHouse (no transactions, a verdict asks its evidence inline as the snippet
+`evidence_<question>`) only the questions of STORED["clickhouse"] are stored, in
+`agentsla_finding_evidence`, the minutes marked dirty by the materializer passes; a verdict then
+reads `_evidence_mixed.sql` (stored minutes plus the rest from raw rows) instead. The refresh
+writes a minute's evidence before it deletes the marks it saw, so a crash leaves the minute dirty,
+never wrong (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -61,9 +66,16 @@ VERDICT_SNIPPETS = {
 #: the attempts of its last 10 minutes).
 SLACK_NS = 10 * MINUTE_NS
 
-#: Dialects with no stored evidence: each verdict asks its evidence query itself, over the
-#: window widened by the slack (no temp table, no snapshot to plan in).
-RAW_ONLY = frozenset({"clickhouse"})
+#: The questions each engine stores: on ClickHouse those whose evidence is already additive per
+#: minute (the others' evidence is one row per unit: each verdict asks it itself, over the
+#: window widened by the slack).
+STORED = {"duckdb": QUESTIONS,
+          "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
+                         "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
+                         "work_after_cutoff")}
+
+#: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
+INLINE = frozenset({"clickhouse"})
 
 #: The questions whose evidence looks its spans' tasks up among the older tasks too (ghost work
 #: may end long after its task began): they read the tasks that started from the range's
@@ -107,8 +119,6 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
 
     Run it in the snapshot the questions then run in (the detectors' transaction).
     """
-    if store.dialect in RAW_ONLY:
-        return Plan(start_ns, end_ns, start_ns, start_ns, ((start_ns, end_ns),))
     bounds = split(start_ns, end_ns, raw=not stored, hours=False)
     lo, hi = bounds["roll_lo"], bounds["roll_hi"]
     if lo >= hi:
@@ -123,8 +133,7 @@ def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) 
     """Name a question's stored evidence: the question, with a digest of its evidence query
     and of the thresholds that query depends on, so evidence of other thresholds, or of an
     earlier version of the query, is never mixed in (the worker computes it again)."""
-    sql = question_sql(store.dialect, "findings/evidence_raw",
-                       {"evidence": f"evidence_{question}"})
+    sql = question_sql(store.dialect, f"_evidence_{question}", {})
     used = bound(sql, {k: thresholds[k] for k in DEFAULT_THRESHOLDS if k in thresholds})
     digest = hashlib.sha1((sql + repr(sorted(used.items()))).encode()).hexdigest()[:12]
     return f"{question}@{digest}"
@@ -133,8 +142,8 @@ def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) 
 def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict]:
     """Answer a converted question over the window of `params["evidence_plan"]`."""
     where: Plan = params["evidence_plan"]
-    if store.dialect in RAW_ONLY:
-        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
+    if store.dialect in INLINE:
+        return _ask_inline(store, question, params, where)
     stored_as = question_id(store, question, params)
     raw = where.raw
     store.rows("findings/evidence_reset")
@@ -147,6 +156,32 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
         store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
                    evidence=f"evidence_{question}")
     return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
+
+
+def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], where: Plan
+                ) -> list[dict]:
+    """Answer a question whose verdict asks its evidence as a snippet: the stored minutes of
+    the plan and, from raw rows, one evidence query over the span of its raw ranges keeping
+    the minutes not stored (`_evidence_mixed.sql`); a question not stored (or stored with
+    other thresholds) asks its evidence query over the whole window."""
+    stored_as = (question_id(store, question, params)
+                 if question in STORED[store.dialect] else None)
+    if stored_as not in where.ready or where.roll_lo >= where.roll_hi:
+        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
+    stored = {"question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
+              "raw_minutes": [m for lo, hi in where.raw
+                              for m in range(max(lo, where.roll_lo), min(hi, where.roll_hi),
+                                             MINUTE_NS)]}
+    if not where.raw:
+        return store.rows(f"findings/{question}", {**params, **stored},
+                          **{f"evidence_{question}": "evidence_stored"},
+                          **VERDICT_SNIPPETS.get(question, {}))
+    lo, hi = where.raw[0][0], where.raw[-1][1]
+    return store.rows(f"findings/{question}",
+                      {**_question_range(store, question, params, lo, hi), **stored},
+                      **{f"evidence_{question}": "evidence_mixed",
+                         "evidence_source": f"evidence_{question}"},
+                      **VERDICT_SNIPPETS.get(question, {}))
 
 
 def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
@@ -180,26 +215,31 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     """Store the evidence of (up to `budget_minutes`) dirty minutes; return how many, and how
     many it left dirty.
 
-    One transaction: the dirty ranges it saw are replaced by those it left, so ranges the
-    writer adds meanwhile (outside its snapshot) stay dirty for the next round.
+    One transaction on DuckDB: the dirty ranges it saw are replaced by those it left, so ranges
+    the writer adds meanwhile (outside its snapshot) stay dirty for the next round.
+    The writes go in the order that keeps a crash safe where there is no transaction
+    (ClickHouse): a minute's evidence before the dirty marks it saw are deleted, the marks of
+    the minutes it left before those, each write at a newer `version` than the last.
     """
+    version = time.time_ns()  # one refresher (docs/scale-out.md): newer than its last round
     store.rows("findings/evidence_begin")
     try:
-        ids = {q: question_id(store, q, thresholds) for q in QUESTIONS}
-        _register(store, sorted(ids.values()))
-        runs = _runs(store.rows("findings/evidence_dirty"))
-        done, left = _take_newest(runs, budget_minutes)
+        ids = {q: question_id(store, q, thresholds) for q in STORED[store.dialect]}
+        _register(store, sorted(ids.values()), version)
+        marks = store.rows("findings/evidence_dirty")
+        done, left = _take_newest(_runs(marks), budget_minutes)
         for lo, hi in done:
-            store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi})
-            for question in QUESTIONS:
+            store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi, "version": version})
+            for question, stored_as in ids.items():
                 store.rows("findings/evidence_store",
                            {**_question_range(store, question, thresholds, lo, hi),
-                            "question": ids[question]},
+                            "question": stored_as, "version": version},
                            evidence=f"evidence_{question}")
         if done:
-            store.rows("findings/evidence_undirty")
             for lo, hi in left:
-                store.rows("findings/evidence_redirty", {"lo_ns": lo, "hi_ns": hi - MINUTE_NS})
+                store.rows("findings/evidence_redirty",
+                           {"lo_ns": lo, "hi_ns": hi - MINUTE_NS, "version": version})
+            store.rows("findings/evidence_undirty", {"seen": [r["id"] for r in marks]})
         store.rows("findings/evidence_commit")
     except BaseException:
         store.rows("findings/evidence_rollback")
@@ -211,15 +251,16 @@ def _minutes(runs: list[tuple[int, int]]) -> int:
     return sum((hi - lo) // MINUTE_NS for lo, hi in runs)
 
 
-def _register(store: ReadStore, wanted: list[str]) -> None:
-    """When the questions to store changed (a new one, other thresholds), forget the others'
-    evidence and compute every minute again."""
+def _register(store: ReadStore, wanted: list[str], version: int) -> None:
+    """When the questions to store changed (a new one, other thresholds, a store that had
+    none), forget the others' evidence and compute every minute again."""
     if sorted(r["question"] for r in store.rows("findings/evidence_questions")) == wanted:
         return
-    store.rows("findings/evidence_forget", {"questions": wanted})
+    at = {"questions": wanted, "version": version}
+    store.rows("findings/evidence_dirty_all", at)  # first: a crash after it only recomputes
+    store.rows("findings/evidence_forget", at)
     store.rows("findings/evidence_unregister")
-    store.rows("findings/evidence_register", {"questions": wanted})
-    store.rows("findings/evidence_dirty_all")
+    store.rows("findings/evidence_register", at)
 
 
 def _runs(rows: list[dict]) -> list[tuple[int, int]]:

@@ -96,3 +96,48 @@ create table if not exists $database.agentsla_leases (
     version UInt64
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY (name, term, holder);
+
+-- Stored per-minute findings evidence (queries/findings/evidence.py, docs/findings.md): the
+-- evidence rows of a stored question (its name @ digest) per minute and key, as its evidence
+-- query returns them. A refresh writes a deleted row (is_deleted = 1) for every row of the
+-- minutes it recomputes, then their new rows at a higher version, so a key that vanished
+-- from a minute is gone; readers use FINAL.
+create table if not exists $database.agentsla_finding_evidence (
+    question String,
+    minute_ns Int64,
+    hop_kind Nullable(String),
+    hop_name Nullable(String),
+    task_type Nullable(String),
+    label Nullable(String),
+    n Map(String, Nullable(Float64)),
+    task_ids Array(String) CODEC(ZSTD(1)),
+    vals Map(String, Array(Float64)),
+    examples Array(Tuple(Float64, String, String)),
+    first_ns Nullable(Int64),
+    last_ns Nullable(Int64),
+    version UInt64,
+    is_deleted UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, is_deleted)
+ORDER BY (question, minute_ns, hop_kind, hop_name, task_type, label)
+SETTINGS allow_nullable_key = 1;
+
+-- The minutes whose evidence changed (inclusive minute bounds): marked by materializer passes
+-- (before their first insert and again after their finding rows) and by the evidence worker
+-- for minutes a round left; each mark has its own id, and the worker deletes (is_deleted = 1)
+-- exactly the marks it saw, after it stored their minutes' evidence.
+create table if not exists $database.agentsla_evidence_dirty (
+    id String,
+    lo_ns Int64,
+    hi_ns Int64,
+    version UInt8 DEFAULT 0,  -- 0: the mark, 1: its deletion
+    is_deleted UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, is_deleted)
+ORDER BY id;
+
+-- The questions (name @ digest) agentsla_finding_evidence holds (one row each; version: when
+-- registered, the newest registration wins).
+create table if not exists $database.agentsla_evidence_questions (
+    questions Array(String),
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY tuple();

@@ -6,7 +6,9 @@ the shard's watermark minus the late-arrival window, plus the shard's unfinished
 may still come; a rootless task turns lost at its deadline). It reads every span of
 those tasks through the `spans` view, runs the same pure function as the DuckDB writer
 (collector.tasks.materialize), and inserts task rows and per-span facts with a version, then
-re-aggregates the rollups' minutes it touched (rollups.py), then moves the watermark. A crash
+re-aggregates the rollups' minutes it touched (rollups.py), then moves the watermark. It marks
+the findings evidence's minutes of those tasks dirty before its first insert and again after its
+finding rows (queries/findings/evidence.py: shard 0 stores them). A crash
 before the watermark moves replays the pass: the same spans give the same rows, ReplacingMergeTree
 keeps one per key, and the replay re-aggregates every minute any attempt touched (journaled
 before the first insert), so replays are idempotent.
@@ -15,6 +17,7 @@ before the first insert), so replays are idempotent.
 from __future__ import annotations
 
 import re
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +28,7 @@ import pyarrow.compute as pc
 
 from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
 from agentsla.collector.store.clickhouse import rollups, schema
+from agentsla.collector.store.evidence import changed_minutes
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -87,10 +91,15 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         calls.update(done.calls)
     judged = _judged(spans, rows, calls, now_ns)
     # the rollups' minutes: journaled, and every task's minute indexed, before any row moves
+    replaced = rollups.stored_task_minutes(runner, database, [*by_task, *moved])
     touched = rollups.journal(runner, database, str(shard), mark, {
-        rollups.TASK: rollups.stored_task_minutes(runner, database, [*by_task, *moved])
-        | {rollups.task_minute(t) for t in tasks},
+        rollups.TASK: replaced | {rollups.task_minute(t) for t in tasks},
         rollups.SPAN: _minutes(judged["end_ns"]) | _minutes(left["end_ns"])})
+    # the findings evidence's minutes (as DuckDB's writer marks them): dirty before any row
+    # moves (readers take them raw meanwhile) and again once the finding rows are written (a
+    # worker round between the two may have stored them from the old rows)
+    dirty = changed_minutes(zip(by_task.values(), tasks), replaced)
+    _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
     rollups.index_tasks(runner, database, str(shard), tasks)
     # a trace first keyed by its own id joined its declared task: drop the old rows. Span
     # facts go last: they tell a replay which traces moved (before them, it moves them again)
@@ -103,11 +112,22 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
                      for t in moved])
     runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
     runner.insert_arrow(f"{database}.agentsla_finding_spans", judged.select(_FINDING_COLUMNS))
+    _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
     runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
     rollups.refresh(runner, database, shard, touched, now_ns)
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
     return PassResult(len(tasks), len(rows), until, until >= now_ns)
+
+
+def _mark_dirty(runner: Any, database: str, mark: str, runs: list[tuple[int, int]]) -> None:
+    """Mark the minute runs (inclusive bounds) dirty for the findings evidence worker, one row
+    per run under an id of its own (the worker deletes the marks it saw: a replayed pass's
+    marks must not share an id with one already deleted)."""
+    if runs:
+        runner.insert(f"{database}.agentsla_evidence_dirty",
+                      [{"id": f"{mark}/{uuid.uuid4().hex}", "lo_ns": lo, "hi_ns": hi}
+                       for lo, hi in runs])
 
 
 def _minutes(ends: pa.ChunkedArray) -> set[int]:

@@ -19,6 +19,9 @@ judged as (
 select
     intDiv(call_end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
     map('calls', toFloat64(count()), 'attempts', toFloat64(sum(n_attempts)),
         'max_attempts', toFloat64(max(n_attempts)),
         'retried_calls', toFloat64(countIf(n_attempts > 1))) as n,

@@ -3,6 +3,8 @@
 select
     intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
     map('loop_limit_errors', toFloat64(count()), 'loop_limit', toFloat64(max(loop_limit))) as n,
     groupUniqArray(task_id) as task_ids,
     arraySlice(arrayReverseSort(groupArray((toFloat64(end_ns), task_id, span_id))), 1, 5)

@@ -25,6 +25,8 @@ retried as (
 select
     intDiv(call_end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
     map('retried_timeouts', toFloat64(count()), 'timeout_ms', toFloat64(max(hop_timeout_ms)),
         'time_ms', sum(duration_ms)) as n,
     groupUniqArray(task_id) as task_ids,

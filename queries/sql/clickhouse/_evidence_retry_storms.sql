@@ -12,6 +12,9 @@ with ended as (
 select
     intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
     map('attempts', toFloat64(count()), 'retries', toFloat64(countIf(nth > 0))) as n,
     {{evidence_top5}} as examples,
     min(end_ns) as first_ns,

@@ -11,6 +11,8 @@ with streamed as (
 select
     intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
     map('streamed_calls', toFloat64(count()), 'stalled_calls', toFloat64(countIf(stalled)),
         'ttft_max_ms', max(ttft),
         'stalled_then_timed_out', toFloat64(countIf(stalled and error_type = 'timeout'))) as n,

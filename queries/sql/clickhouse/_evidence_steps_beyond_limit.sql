@@ -35,6 +35,8 @@ counted as (
 select
     intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
     map('runs', toFloat64(count()), 'loop_limit', toFloat64(max(loop_limit)),
         'max_steps', toFloat64(max(n_steps))) as n,
     map('steps', groupArray(toFloat64(n_steps))) as vals,

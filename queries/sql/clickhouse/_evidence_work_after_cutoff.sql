@@ -33,6 +33,8 @@ ghosts as (
 select
     intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
     hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
     map('ms_after', sum(ms_after), 'tokens_after', toFloat64(sum(tokens)),
         'spans', toFloat64(count()), 'max_ms_after', max(ms_after),
         'started_after_cutoff', toFloat64(countIf(started_after))) as n,

@@ -1,3 +1,3 @@
--- queries.findings.evidence.refresh: the dirty minutes this round saw are done (the writer's
--- newer rows are not in this round's snapshot and stay)
-delete from main.evidence_dirty
+-- queries.findings.evidence.refresh: the dirty rows this round saw are done (the writer's
+-- newer rows, and the round's own for the minutes it left, stay)
+delete from main.evidence_dirty where rowid in (select unnest($seen::bigint[]))
