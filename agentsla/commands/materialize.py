@@ -54,8 +54,9 @@ def run(args: argparse.Namespace, environ) -> int:
                              "or chdb:///path (DuckDB materializes as it writes)")
     runner = open_runner(url)
     loop = MaterializerLoop(runner, url, config.tasks, args.shard)
+    stores, thresholds = store_factory(runner), resolve_thresholds(config.findings)
     refresher = args.shard.index == 0 and not args.once
-    worker = evidence.EvidenceWorker(store_factory(runner), resolve_thresholds(config.findings),
+    worker = evidence.EvidenceWorker(stores, thresholds,
                                      config.tasks.evidence_interval if refresher else 0)
     try:
         rollups.check_shards(runner, url.database, args.shard)  # N changed: rebuild first
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace, environ) -> int:
                 if loop.last_error:
                     raise RetryableError(f"shard {args.shard}: pass failed: {loop.last_error}")
                 if args.shard.index == 0:  # the evidence of every minute the pass dirtied
-                    _refresh_all(store_factory(runner)(), resolve_thresholds(config.findings))
+                    _refresh_all(stores(), thresholds)
                 return 0
             if not behind:
                 time.sleep(config.tasks.materialize_interval or 1.0)  # 0 only turns serve's off
@@ -79,6 +80,9 @@ def run(args: argparse.Namespace, environ) -> int:
 
 
 def _refresh_all(store, thresholds) -> None:
-    """Store the evidence of every dirty minute (rounds until none is left)."""
-    while evidence.refresh(store, thresholds)[1]:
-        pass
+    """Store the evidence of every dirty minute (rounds until none is left), then close."""
+    try:
+        while evidence.refresh(store, thresholds)[1]:
+            pass
+    finally:
+        store.close()
