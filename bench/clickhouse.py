@@ -331,9 +331,9 @@ def store_evidence(store) -> dict:
     """Run evidence worker rounds until no minute is dirty; return minutes, wall and CPU s."""
     cpu, wall, minutes, rounds = time.process_time(), time.perf_counter(), 0, 0
     while True:
-        done, left = evidence.refresh(store, resolve_thresholds({}))
-        minutes, rounds = minutes + done, rounds + 1
-        if not left:
+        did = evidence.refresh(store, resolve_thresholds({}))
+        minutes, rounds = minutes + did.minutes, rounds + 1
+        if not did.pending:
             break
     took = {"minutes": minutes, "rounds": rounds, "wall_s": time.perf_counter() - wall,
             "cpu_s": time.process_time() - cpu}

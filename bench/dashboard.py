@@ -291,11 +291,13 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     """The updates that move every stored time by shift_ns (a whole number of minutes): each
     `*_ns` BIGINT column of every table (tasks, spans, the per-minute rollups, the findings
     evidence and its dirty ranges), then each rollup's hour tier refilled from its shifted
-    minutes (an hour row moved by a part of an hour would straddle two hours)."""
-    from agentsla.collector.store import rollups
+    minutes (an hour row moved by a part of an hour would straddle two hours), and the findings
+    evidence's hour tier left for the worker to build again from the shifted minutes."""
+    from agentsla.collector.store import evidence, rollups
 
     # each hour tier's stored rows (schema 7: `<tier>_stored` tables under the readers' views)
     hourly = {r.table + rollups.HOURLY + rollups.STORED for r in rollups.ROLLUPS}
+    hourly |= {"finding_evidence_hourly", "evidence_hours_stale"}
     columns: dict[str, list[str]] = {}
     for table, column in con.execute(
             "select c.table_name, c.column_name from information_schema.columns c "
@@ -310,7 +312,8 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     for rollup in rollups.ROLLUPS:
         statements += [f"delete from {rollup.table}{rollups.HOURLY}{rollups.STORED}",
                        rollup.hourly_backfill(rollups.STORED)]
-    return statements
+    return statements + ["delete from finding_evidence_hourly", "delete from evidence_hours_stale",
+                          evidence.HOUR_DDL[-1]]
 
 
 def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:

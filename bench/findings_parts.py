@@ -113,12 +113,13 @@ def _backfill(con: duckdb.DuckDBPyConnection, thresholds: Mapping[str, Any],
               minutes: int) -> None:
     store = DuckDBStore(con.cursor())
     began = time.perf_counter()
-    done, left = 0, None
+    done, hours, left = 0, 0, None
     while left != 0:
-        stored, left = refresh(store, thresholds, minutes)
-        done += stored
-        print(f"  {done} minutes stored, {left} left, {time.perf_counter() - began:.0f} s",
-              flush=True)
+        did = refresh(store, thresholds, minutes)
+        done, hours = done + did.minutes, hours + did.hours
+        left = did.pending + did.hours_pending
+        print(f"  {done} minutes stored, {hours} hours built, {did.pending} minutes and "
+              f"{did.hours_pending} hours left, {time.perf_counter() - began:.0f} s", flush=True)
 
 
 def _time(con, thresholds, window_ns: int, mode: str, results, minutes: bool) -> list[dict]:

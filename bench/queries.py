@@ -625,14 +625,15 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
 
 
 def _wait_for_evidence(client: httpx.Client, timeout_s: float = 1800) -> float | None:
-    """Wait until the findings evidence worker stored every minute (a new file's are all
-    pending); return how long that took, None without a worker (--server api)."""
+    """Wait until the findings evidence worker stored every minute and built every settled
+    hour (a new file's are all pending); return how long that took, None without a worker
+    (--server api)."""
     started = time.perf_counter()
     while time.perf_counter() - started < timeout_s:
         worker = client.get("/api/v1/health").json().get("evidence")
         if worker is None:
             return None
-        if worker["minutes_pending"] == 0:
+        if worker["minutes_pending"] == 0 and worker["hours_pending"] == 0:
             return round(time.perf_counter() - started, 1)
         time.sleep(1)
     raise TimeoutError("the findings evidence worker did not catch up")

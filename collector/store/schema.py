@@ -251,6 +251,8 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
     # tiers rewritten in the order of their minutes (zone maps)
     (*(r.pending_view() for r in rollups.ROLLUPS), *(r.tiers_view() for r in rollups.ROLLUPS),
      rollups.sort_stored),
+    # 11: the findings evidence's hour tier (collector/store/evidence.py, docs/findings.md)
+    evidence.HOUR_DDL,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,6 +15,13 @@ the writer marked as changed (collector/store/evidence.py). A request (`plan`) t
 evidence for the whole minutes that are clean and computes the rest from raw rows: the ragged
 edges, minutes changed since, minutes the worker has not reached yet. See docs/findings.md.
 
+The hour tier: for the questions of HOURLY, the worker also stores each settled hour's evidence
+(the same evidence query at `$grain_ns` = an hour, in `finding_evidence_hourly`), so a day's
+window merges 24 rows a key instead of 1,440. An hour is built once it ended HOUR_SETTLE_NS ago
+and rebuilt whenever the worker stores one of its minutes again (`evidence_hours_stale` marks
+it until then); a request takes a whole hour from it only when the hour is built, none of its
+minutes is dirty, and the rest of the window from the minutes.
+
 On ClickHouse (no transactions, a verdict asks its evidence inline as the snippet
 `evidence_<question>`) only the questions of STORED["clickhouse"] are stored, in
 `agentsla_finding_evidence`, the minutes marked dirty by the materializer passes; a verdict then
@@ -30,7 +37,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 from agentsla.queries.findings.thresholds import DEFAULT_THRESHOLDS
 from agentsla.queries.rollup import MINUTE_NS, split
@@ -65,6 +72,22 @@ VERDICT_SNIPPETS = {
 #: ended up to this long before its last one are read (a longer retry sequence is judged on
 #: the attempts of its last 10 minutes).
 SLACK_NS = 10 * MINUTE_NS
+
+#: One period of the hour tier.
+HOUR_NS = 60 * MINUTE_NS
+
+#: The questions whose evidence each engine also keeps per hour: those whose verdict reads no
+#: minute of its own (`retry_storms` judges each minute's retries; `rising_queue_waits` cuts
+#: its quarters at a second of the minute, reading the minute's waits one by one).
+HOURLY = {"duckdb": tuple(q for q in QUESTIONS if q not in ("retry_storms", "rising_queue_waits")),
+          "clickhouse": ()}
+
+#: How long after its end an hour's evidence is built (a live hour's minutes still change; a
+#: late span after that rebuilds the hour).
+HOUR_SETTLE_NS = SLACK_NS
+
+#: Hours one worker round builds at most (newest first).
+ROUND_HOURS = 2
 
 #: The questions each engine stores: on ClickHouse those whose evidence is already additive per
 #: minute (the others' evidence is one row per unit: each verdict asks it itself, over the
@@ -102,6 +125,17 @@ class Plan:
     raw: tuple[tuple[int, int], ...]
     #: the stored questions (with their thresholds): others take the raw path all through
     ready: frozenset[str] = frozenset()
+    #: the whole hours of [roll_lo, roll_hi) whose hour-tier evidence is built and current
+    hours: tuple[int, ...] = ()
+
+
+class Round(NamedTuple):
+    """What one refresh round stored, and what it left for the next."""
+
+    minutes: int
+    pending: int
+    hours: int = 0
+    hours_pending: int = 0
 
 
 def whole_minutes(start_ns: int, end_ns: int) -> tuple[int, int]:
@@ -126,7 +160,26 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
     stale = _runs(store.rows("findings/evidence_plan", bounds))
     raw = [(start_ns, lo)] + [(max(a, lo), min(b, hi)) for a, b in stale] + [(hi, end_ns)]
     ready = frozenset(r["question"] for r in store.rows("findings/evidence_questions"))
-    return Plan(start_ns, end_ns, lo, hi, tuple(_merged(raw)), ready)
+    raw = _merged(raw)
+    return Plan(start_ns, end_ns, lo, hi, tuple(raw), ready, _built_hours(store, lo, hi, raw))
+
+
+def _built_hours(store: ReadStore, lo: int, hi: int, raw: list[tuple[int, int]]
+                 ) -> tuple[int, ...]:
+    """The whole hours of [lo, hi) that the hour tier holds current: built (not marked stale)
+    and with no minute read raw."""
+    first, last = -(-lo // HOUR_NS) * HOUR_NS, hi // HOUR_NS * HOUR_NS
+    if first >= last or not HOURLY[store.dialect]:
+        return ()
+    stale = {r["hour_ns"] for r in store.rows("findings/evidence_hours_stale",
+                                               {"lo_ns": first, "hi_ns": last})}
+    return tuple(h for h in range(first, last, HOUR_NS)
+                 if h not in stale and not any(a < h + HOUR_NS and h < b for a, b in raw))
+
+
+def hour_id(stored_as: str) -> str:
+    """Name a question's hour-tier evidence (of the same query and thresholds)."""
+    return f"{stored_as}/hour"
 
 
 def question_id(store: ReadStore, question: str, thresholds: Mapping[str, Any]) -> str:
@@ -150,8 +203,10 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     if stored_as not in where.ready:
         raw = ((where.start_ns, where.end_ns),)
     elif where.roll_lo < where.roll_hi:
-        store.rows("findings/evidence_stored", {"question": stored_as, "roll_lo": where.roll_lo,
-                                                "roll_hi": where.roll_hi})
+        by_hour = hour_id(stored_as) in where.ready
+        store.rows("findings/evidence_stored", {
+            "question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
+            "hour_question": hour_id(stored_as), "hours": list(where.hours) if by_hour else []})
     for lo, hi in raw:
         store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
                    evidence=f"evidence_{question}")
@@ -184,19 +239,22 @@ def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], wher
                       **VERDICT_SNIPPETS.get(question, {}))
 
 
-def _range(params: Mapping[str, Any], lo: int, hi: int) -> dict[str, Any]:
+def _range(params: Mapping[str, Any], lo: int, hi: int, grain_ns: int = MINUTE_NS
+           ) -> dict[str, Any]:
     # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
-    # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start
+    # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start;
+    # grain_ns: the period a row of evidence holds (a minute, or an hour for the hour tier)
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
             "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
-            "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS}
+            "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS,
+            "grain_ns": grain_ns}
 
 
 def _question_range(store: ReadStore, question: str, params: Mapping[str, Any], lo: int,
-                    hi: int) -> dict[str, Any]:
+                    hi: int, grain_ns: int = MINUTE_NS) -> dict[str, Any]:
     """The parameters of one question's evidence of [lo, hi) (`_range`, and for FAR_TASKS
     where their tasks start)."""
-    ranged = _range(params, lo, hi)
+    ranged = _range(params, lo, hi, grain_ns)
     if question in FAR_TASKS:
         ranged["tasks_from_ns"] = _tasks_from(store, ranged)
     return ranged
@@ -211,9 +269,10 @@ def _tasks_from(store: ReadStore, ranged: Mapping[str, Any]) -> int:
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
-            budget_minutes: int = ROUND_MINUTES) -> tuple[int, int]:
-    """Store the evidence of (up to `budget_minutes`) dirty minutes; return how many, and how
-    many it left dirty.
+            budget_minutes: int = ROUND_MINUTES, now_ns: int | None = None) -> Round:
+    """Store the evidence of (up to `budget_minutes`) dirty minutes, then build (up to
+    ROUND_HOURS) hours settled by `now_ns` (default: the clock) that need it; say how many of
+    each it did and left.
 
     One transaction on DuckDB: the dirty ranges it saw are replaced by those it left, so ranges
     the writer adds meanwhile (outside its snapshot) stay dirty for the next round.
@@ -225,7 +284,8 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     store.rows("findings/evidence_begin")
     try:
         ids = {q: question_id(store, q, thresholds) for q in STORED[store.dialect]}
-        _register(store, sorted(ids.values()), version)
+        hourly = {q: ids[q] for q in HOURLY[store.dialect]}
+        _register(store, sorted([*ids.values(), *map(hour_id, hourly.values())]), version)
         marks = store.rows("findings/evidence_dirty")
         done, left = _take_newest(_runs(marks), budget_minutes)
         for lo, hi in done:
@@ -235,16 +295,39 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
                            {**_question_range(store, question, thresholds, lo, hi),
                             "question": stored_as, "version": version},
                            evidence=f"evidence_{question}")
+            if hourly:
+                store.rows("findings/evidence_hours_mark", {"lo_ns": lo, "hi_ns": hi})
         if done:
             for lo, hi in left:
                 store.rows("findings/evidence_redirty",
                            {"lo_ns": lo, "hi_ns": hi - MINUTE_NS, "version": version})
             store.rows("findings/evidence_undirty", {"seen": [r["id"] for r in marks]})
+        built, due = _build_hours(store, hourly, thresholds,
+                                  (time.time_ns() if now_ns is None else now_ns) - HOUR_SETTLE_NS)
         store.rows("findings/evidence_commit")
     except BaseException:
         store.rows("findings/evidence_rollback")
         raise
-    return _minutes(done), _minutes(left)
+    return Round(_minutes(done), _minutes(left), built, due - built)
+
+
+def _build_hours(store: ReadStore, hourly: Mapping[str, str], thresholds: Mapping[str, Any],
+                 settled_ns: int) -> tuple[int, int]:
+    """Build the hour tier of the newest ROUND_HOURS stale hours that ended by `settled_ns`
+    and have no dirty minute; return how many it built, and how many were due."""
+    if not hourly:
+        return 0, 0
+    due = [r["hour_ns"] for r in store.rows("findings/evidence_hours_due",
+                                             {"settled_ns": settled_ns, "hour_ns": HOUR_NS})]
+    for hour in due[:ROUND_HOURS]:
+        store.rows("findings/evidence_hours_clear", {"hour_ns": hour})
+        for question, stored_as in hourly.items():
+            store.rows("findings/evidence_store_hour",
+                       {**_question_range(store, question, thresholds, hour, hour + HOUR_NS,
+                                          HOUR_NS), "question": hour_id(stored_as)},
+                       evidence=f"evidence_{question}")
+        store.rows("findings/evidence_hours_built", {"hour_ns": hour})
+    return min(len(due), ROUND_HOURS), len(due)
 
 
 def _minutes(runs: list[tuple[int, int]]) -> int:
@@ -259,6 +342,8 @@ def _register(store: ReadStore, wanted: list[str], version: int) -> None:
     at = {"questions": wanted, "version": version}
     store.rows("findings/evidence_dirty_all", at)  # first: a crash after it only recomputes
     store.rows("findings/evidence_forget", at)
+    if HOURLY[store.dialect]:
+        store.rows("findings/evidence_forget_hours", at)
     store.rows("findings/evidence_unregister")
     store.rows("findings/evidence_register", at)
 
@@ -306,7 +391,9 @@ class EvidenceWorker:
         self._store: ReadStore | None = None
         self.rounds = 0  # rounds that stored some minutes
         self.minutes = 0  # minutes stored in all
+        self.hours = 0  # hours of the hour tier built in all
         self.pending: int | None = None  # dirty minutes the last round left (None: no round yet)
+        self.hours_pending: int | None = None  # settled hours it left to build
         self._thread = threading.Thread(target=self._run, name="agentsla-evidence", daemon=True)
 
     def start(self) -> None:
@@ -325,16 +412,19 @@ class EvidenceWorker:
     def health(self) -> dict[str, Any]:
         """The worker's counters for /api/v1/health."""
         return {"running": self._thread.is_alive(), "rounds": self.rounds,
-                "minutes_stored": self.minutes, "minutes_pending": self.pending}
+                "minutes_stored": self.minutes, "minutes_pending": self.pending,
+                "hours_built": self.hours, "hours_pending": self.hours_pending}
 
     def _run(self) -> None:
         self._store = self._stores()
         try:
             while not self._stop.is_set():
                 try:
-                    done, self.pending = refresh(self._store, self._thresholds)
-                    self.rounds, self.minutes = self.rounds + bool(done), self.minutes + done
-                    more = self.pending > 0
+                    did = refresh(self._store, self._thresholds)
+                    self.pending, self.hours_pending = did.pending, did.hours_pending
+                    self.rounds += bool(did.minutes or did.hours)
+                    self.minutes, self.hours = self.minutes + did.minutes, self.hours + did.hours
+                    more = did.pending > 0 or did.hours_pending > 0
                 except Exception as exc:  # the minutes stay dirty: requests read them raw
                     if self._stop.is_set():
                         break

@@ -26,7 +26,7 @@ judged as (
     where c.end_ns >= $lo_ns and c.end_ns < $hi_ns
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'calls': count(*), 'masked_calls': count(*) filter (where masked),
          'absorbed_429s': coalesce(sum(rate_limited) filter (where masked), 0),

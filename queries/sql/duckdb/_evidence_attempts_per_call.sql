@@ -12,7 +12,7 @@ calls as (
     group by trace_id, parent_span_id, hop_kind, hop_name, call_id, task_id
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'calls': count(*), 'attempts': sum(attempts), 'max_attempts': max(attempts),
          'retried_calls': count(*) filter (where attempts > 1)}::MAP(VARCHAR, DOUBLE) as n,

@@ -40,7 +40,7 @@ exceeding as (
     where s.overlapping = 0 and s.child_calls >= 2 and s.children_worst_ms > p.hop_timeout_ms
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'parents': count(*), 'parent_timeout_ms': max(hop_timeout_ms),
          'max_children_worst_ms': max(children_worst_ms),

@@ -56,7 +56,7 @@ judged as (
     left join backup_calls b on b.trace_id = f.trace_id and b.backup = f.backup
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     backup_kind as hop_kind, backup as hop_name,
     map_concat(
         map {'failovers': count(*)::DOUBLE, 'failed': (count(*) filter (where failed))::DOUBLE},

@@ -30,7 +30,7 @@ typed as (
     where c.rule is not null
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     'model' as hop_kind, task_type, rule as label,
     map_concat(
         map {'tasks': count(*)::DOUBLE, 'max_final_tokens': max(final_tokens)::DOUBLE,

@@ -36,7 +36,7 @@ idle_parents as (
     anti join poll_loops l on l.trace_id = p.trace_id and l.parent_span_id = p.span_id
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'parents': count(*), 'idle_ms': sum(idle_ms)}::MAP(VARCHAR, DOUBLE) as n,
     map {'mean_gap_ms': list(mean_gap_ms), 'gaps': list(gaps),

@@ -8,7 +8,7 @@
 -- (queries.findings.evidence.question_id).
 with untimed as (
     select task_id, span_id, hop_kind, hop_name, duration_ms, end_ns,
-           end_ns // 60000000000 * 60000000000 as minute_ns, greatest(duration_ms, 0) as value,
+           end_ns // $grain_ns * $grain_ns as minute_ns, greatest(duration_ms, 0) as value,
            duration_ms > least($missing_timeout_long_ms, $missing_timeout_floor_ms) as candidate
     from spans
     where end_ns >= $lo_ns and end_ns < $hi_ns

@@ -21,7 +21,7 @@ model_calls as (
     select *, input_tokens as value from timed
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'calls': count(*), 'timeouts': count(*) filter (where timed_out),
          'pairs': regr_count(duration_ms, input_tokens),

@@ -1,7 +1,7 @@
 -- snippet: evidence of findings/loop_limit_errors for the spans with error_type loop_limit that
 -- ended in [$lo_ns, $hi_ns), per minute of that end and hop
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'loop_limit_errors': count(*), 'loop_limit': max(loop_limit)}::MAP(VARCHAR, DOUBLE) as n,
     list(distinct task_id) as task_ids,

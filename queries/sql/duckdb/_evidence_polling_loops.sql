@@ -46,7 +46,7 @@ per_loop as (
         l.interval_ms, l.interval_cv,
         (l.seen_ns - j.job_end_ns) / 1e6 as late_ms,
         (l.seen_ns - j.job_end_ns) / 1e6 / nullif(p.duration_ms, 0) as late_share,
-        p.end_ns // 60000000000 * 60000000000 as minute_ns
+        p.end_ns // $grain_ns * $grain_ns as minute_ns
     from poll_loops l
     join poll_parents p on p.trace_id = l.trace_id and p.span_id = l.parent_span_id
     left join jobs j on j.trace_id = l.trace_id and j.parent_span_id = l.parent_span_id

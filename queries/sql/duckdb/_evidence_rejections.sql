@@ -8,14 +8,14 @@ with finished as (
     where finished and end_ns >= $lo_ns and end_ns < $hi_ns
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     null::VARCHAR as hop_kind, null::VARCHAR as hop_name,
     map {'finished': count(*)}::MAP(VARCHAR, DOUBLE) as n
 from finished
 group by all
 union all by name
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     coalesce(ffh_kind, 'gateway') as hop_kind,
     coalesce(ffh_name, root_name) as hop_name,
     map {'rejected': count(*)}::MAP(VARCHAR, DOUBLE) as n,

@@ -21,7 +21,7 @@ retried as (
       and call_end_ns >= $lo_ns and call_end_ns < $hi_ns
 )
 select
-    call_end_ns // 60000000000 * 60000000000 as minute_ns,
+    call_end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'retried_timeouts': count(*), 'timeout_ms': max(hop_timeout_ms),
          'time_ms': sum(duration_ms)}::MAP(VARCHAR, DOUBLE) as n,

@@ -9,7 +9,7 @@ with attempts as (
       and parent_span_id is not null
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'attempts': count(*),
          'retries': count(*) filter (where attempt > 0)}::MAP(VARCHAR, DOUBLE) as n,

@@ -11,7 +11,7 @@
 with waits as (
     select s.task_id, s.span_id, s.hop_kind, s.hop_name, s.duration_ms, s.end_ns,
            t.budget_total_ms, greatest(s.duration_ms, 0) as value,
-           s.end_ns // 60000000000 * 60000000000 as minute_ns
+           s.end_ns // $grain_ns * $grain_ns as minute_ns
     from spans s
     left join (select * from tasks where start_ns >= $reach_ns and start_ns < $hi_ns) t
            on t.task_id = s.task_id

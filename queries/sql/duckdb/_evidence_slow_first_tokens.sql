@@ -11,7 +11,7 @@ with streamed as (
       and hop_kind = 'model' and ttft_ms is not null
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'streamed_calls': count(*), 'stalled_calls': count(*) filter (where stalled),
          'ttft_max_ms': max(ttft_ms),

@@ -26,7 +26,7 @@ counted as (
     join steps s on s.trace_id = a.trace_id and s.parent_span_id = a.span_id
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'runs': count(*), 'loop_limit': max(loop_limit),
          'max_steps': max(steps)}::MAP(VARCHAR, DOUBLE) as n,

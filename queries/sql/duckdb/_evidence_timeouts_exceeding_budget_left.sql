@@ -68,7 +68,7 @@ flagged as (
     from judged
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     -- the call that overshot most (the headline arithmetic) is the minute's first example
     map {'calls': count(*),

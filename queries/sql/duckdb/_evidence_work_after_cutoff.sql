@@ -29,7 +29,7 @@ ghosts as (
       and s.end_ns > c.cutoff_ns + ($ghost_work_grace_ms * 1e6)::bigint
 )
 select
-    end_ns // 60000000000 * 60000000000 as minute_ns,
+    end_ns // $grain_ns * $grain_ns as minute_ns,
     hop_kind, hop_name,
     map {'ms_after': sum(ms_after), 'tokens_after': sum(tokens), 'spans': count(*),
          'max_ms_after': max(ms_after),

@@ -43,10 +43,11 @@ def _store(rows: list[dict]) -> tuple[duckdb.DuckDBPyConnection, TaskWriter, Duc
 
 
 def _refresh_all(store: DuckDBStore, thresholds=TH) -> int:
-    """Worker rounds until no minute is dirty; return the minutes stored."""
+    """Worker rounds until no minute is dirty and every settled hour is built; return the
+    minutes stored."""
     done = 0
-    while (minutes := evidence.refresh(store, thresholds)[0]):
-        done += minutes
+    while any(did := evidence.refresh(store, thresholds)):
+        done += did.minutes
     return done
 
 
@@ -526,4 +527,98 @@ def test_a_lost_task_found_again_counts_once_among_the_finished(declared):
     assert [(f["rule"], f["evidence"]) for f in raw] == [
         ("rejections", {"rejected_tasks": 6, "rejected_share": round(6 / 7, 3)})]
     assert stored == raw
+    con.close()
+
+
+# --- the hour tier ----------------------------------------------------------------------------
+
+HOUR_NS = evidence.HOUR_NS
+
+
+def _whole_hours(start_ns: int, end_ns: int) -> list[int]:
+    return list(range(-(-start_ns // HOUR_NS) * HOUR_NS, end_ns // HOUR_NS * HOUR_NS, HOUR_NS))
+
+
+def _hour_ids(con) -> list[str]:
+    return [q for (q,) in con.execute(
+        "select question from evidence_questions where ends_with(question, '/hour')").fetchall()]
+
+
+def test_whole_hours_are_read_from_the_hour_tier_alone():
+    # Every detector shape, an hour each: once the worker is current every settled hour is
+    # built. A window's whole hours then come from the hour tier: with the minute rows of those
+    # hours deleted (for the questions the tier holds) the stored path still gives the raw
+    # path's findings, and with the hour tier's rows deleted instead it no longer does.
+    rows = [r for i, (shape, _) in enumerate(CASES) for r in _tagged(shape(), i)]
+    con, writer, store = _store(rows)
+    _refresh_all(store)
+    assert con.execute("select count(*) from evidence_hours_stale").fetchone() == (0,)
+    hour_ids = _hour_ids(con)
+    assert {q.split("@")[0] for q in hour_ids} == set(evidence.HOURLY["duckdb"])
+    start = BASE_NS - 20 * NS  # a minute boundary, 46 min 40 s before an hour's start
+    end = start + len(CASES) * SLOT_NS
+    hours = _whole_hours(start, end)
+    assert len(hours) == len(CASES) - 1
+    store.rows("findings/evidence_begin")
+    try:
+        assert evidence.plan(store, start, end).hours == tuple(hours)
+    finally:
+        store.rows("findings/evidence_commit")
+    raw = _detect(store, start, end, None, TH, stored=False)
+    assert {f["type"] for f in raw} >= {"retry_amplification", "missing_timeout", "ghost_work"}
+    minute_ids = [q.removesuffix("/hour") for q in hour_ids]
+    con.execute("create temp table kept as select * from finding_evidence_hourly")
+    con.execute("delete from finding_evidence where list_contains(?, question) "
+                "and minute_ns >= ? and minute_ns < ?", [minute_ids, hours[0], hours[-1] + HOUR_NS])
+    assert _detect(store, start, end, None, TH, stored=True) == raw
+    con.execute("delete from finding_evidence_hourly")
+    assert _detect(store, start, end, None, TH, stored=True) != raw
+    con.execute("insert into finding_evidence_hourly select * from kept")
+    assert _detect(store, start, end, None, TH, stored=True) == raw
+    con.close()
+
+
+def test_a_late_span_in_a_built_hour_is_read_from_its_minutes_until_the_hour_is_rebuilt():
+    # A call retried once after a timeout every 2 minutes for 2 hours; the hour tier holds the
+    # whole hour they cover. A third attempt of a call in that hour arrives late: its minutes
+    # are dirty (read raw), then stored while the hour is marked stale (read from the minutes),
+    # then the hour is rebuilt (read from the tier again); the answer is exact at every step.
+    traces = [_timed_out_call(i * 120_000, 2) for i in range(60)]
+    con, writer, store = _store([r for t in traces for r in t.rows])
+    _refresh_all(store)
+    start, end = BASE_NS - 20 * NS, BASE_NS + 7200 * NS
+    (hour,) = _whole_hours(start, end)
+
+    def answer() -> tuple[list[dict], tuple[int, ...]]:
+        raw, stored = _both(store, start, end, "retry_amplification")
+        assert stored == raw
+        store.rows("findings/evidence_begin")
+        try:
+            return stored, evidence.plan(store, start, end).hours
+        finally:
+            store.rows("findings/evidence_commit")
+
+    def attempts(found: list[dict]) -> int:
+        (f,) = [f for f in found if f["rule"] == "attempts_per_call"]
+        return f["evidence"]["attempts"]
+
+    before, hours = answer()
+    assert hours == (hour,) and attempts(before) == 120
+    call = traces[30]  # starts 60 min after BASE_NS: inside the hour
+    assert hour <= call.rows[-1]["end_ns"] < hour + HOUR_NS
+    late = _timed_out_call(60 * 60_000, 3)
+    third = {**late.rows[-1], "trace_id": call.trace_id,
+             "parent_span_id": call.root["span_id"], "span_id": "f" * 16}
+    writer.write([third], now_ns=third["end_ns"] + 1)
+    dirty, hours = answer()
+    assert hours == () and attempts(dirty) == 121
+    # a round that stores the minutes before the hour has settled leaves the hour stale
+    did = evidence.refresh(store, TH, now_ns=hour + HOUR_NS + evidence.HOUR_SETTLE_NS - 1)
+    assert did.minutes > 0 and did.hours == 0
+    stale, hours = answer()
+    assert hours == () and stale == dirty
+    did = evidence.refresh(store, TH, now_ns=hour + HOUR_NS + evidence.HOUR_SETTLE_NS)
+    assert (did.minutes, did.hours, did.hours_pending) == (0, 1, 0)
+    rebuilt, hours = answer()
+    assert hours == (hour,) and rebuilt == dirty
     con.close()

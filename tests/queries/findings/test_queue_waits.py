@@ -23,8 +23,8 @@ def _queued(end_ms: float, wait_ms: float, **root) -> Trace:
 
 def _findings(load, traces: list[Trace], stored: bool) -> list[dict]:
     store = load([r for t in traces for r in t.rows])
-    while stored and evidence.refresh(store, resolve_thresholds({}))[0]:
-        pass  # the worker's rounds: every minute from the stored evidence
+    while stored and any(evidence.refresh(store, resolve_thresholds({}))):
+        pass  # the worker's rounds: every minute (and hour) from the stored evidence
     return find_findings(store, *EVERYTHING, "saturation", {})
 
 
