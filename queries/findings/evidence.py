@@ -177,6 +177,29 @@ def _built_hours(store: ReadStore, lo: int, hi: int, raw: list[tuple[int, int]]
                  if h not in stale and not any(a < h + HOUR_NS and h < b for a, b in raw))
 
 
+def _copy_stored(store: ReadStore, stored_as: str, where: Plan) -> None:
+    """Copy a question's stored evidence of the plan's clean whole minutes into the verdicts'
+    table: its built hours from the hour tier, every other minute from the minutes, one plain
+    range a statement (each question's minutes are spread over the whole table, and a filter
+    the scan cannot apply first decodes the lists of every row it reads)."""
+    hours = list(where.hours) if hour_id(stored_as) in where.ready else []
+    if not hours:
+        store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": where.roll_lo,
+                                                "hi_ns": where.roll_hi, "hours": []})
+        return
+    lo, hi = hours[0], hours[-1] + HOUR_NS
+    gaps = sorted(set(range(lo, hi, HOUR_NS)) - set(hours))
+    minutes = [(where.roll_lo, lo, []), (hi, where.roll_hi, [])]
+    if gaps:  # hours within [lo, hi) not built: their minutes, but those of the built hours
+        minutes.append((gaps[0], gaps[-1] + HOUR_NS, hours))
+    for a, b, skip in minutes:
+        if a < b:
+            store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": a,
+                                                    "hi_ns": b, "hours": skip})
+    store.rows("findings/evidence_stored_hours", {"hour_question": hour_id(stored_as),
+                                                  "lo_ns": lo, "hi_ns": hi, "hours": hours})
+
+
 def hour_id(stored_as: str) -> str:
     """Name a question's hour-tier evidence (of the same query and thresholds)."""
     return f"{stored_as}/hour"
@@ -203,10 +226,7 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     if stored_as not in where.ready:
         raw = ((where.start_ns, where.end_ns),)
     elif where.roll_lo < where.roll_hi:
-        by_hour = hour_id(stored_as) in where.ready
-        store.rows("findings/evidence_stored", {
-            "question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
-            "hour_question": hour_id(stored_as), "hours": list(where.hours) if by_hour else []})
+        _copy_stored(store, stored_as, where)
     for lo, hi in raw:
         store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
                    evidence=f"evidence_{question}")

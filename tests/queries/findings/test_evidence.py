@@ -129,7 +129,12 @@ def test_find_findings_widens_a_ragged_window_to_whole_minutes_read_from_storage
     lo, hi = start // MINUTE_NS * MINUTE_NS, -(-end // MINUTE_NS) * MINUTE_NS
     assert (lo, hi) == (BASE_NS - 20 * NS, BASE_NS + (3600 * 5 + 100) * NS)
     assert "findings/evidence_raw" not in counting.asked
-    assert counting.asked.count("findings/evidence_stored") == len(evidence.QUESTIONS)
+    # its four whole hours from the hour tier, the minutes before and after them from the
+    # minutes; the questions the tier does not hold, every minute from the minutes
+    hourly = len(evidence.HOURLY["duckdb"])
+    assert counting.asked.count("findings/evidence_stored_hours") == hourly
+    assert counting.asked.count("findings/evidence_stored") == (
+        2 * hourly + len(evidence.QUESTIONS) - hourly)
     assert found == _detect(store, lo, hi, None, TH, stored=False) and found
 
 
