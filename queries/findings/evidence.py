@@ -409,7 +409,7 @@ class EvidenceWorker:
         self._interval = interval
         self._stop = threading.Event()
         self._store: ReadStore | None = None
-        self.rounds = 0  # rounds that stored some minutes
+        self.rounds = 0  # rounds that stored some minutes or built some hours
         self.minutes = 0  # minutes stored in all
         self.hours = 0  # hours of the hour tier built in all
         self.pending: int | None = None  # dirty minutes the last round left (None: no round yet)
