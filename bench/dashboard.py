@@ -313,7 +313,7 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
         statements += [f"delete from {rollup.table}{rollups.HOURLY}{rollups.STORED}",
                        rollup.hourly_backfill(rollups.STORED)]
     return statements + ["delete from finding_evidence_hourly", "delete from evidence_hours_stale",
-                          evidence.HOUR_DDL[-1]]
+                          evidence.HOURS_OF_STORED_MINUTES]
 
 
 def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:

@@ -38,13 +38,16 @@ DDL = (
 #: reads no minute of its own, the same columns (minute_ns: the hour's start), and the hours
 #: whose hour-tier evidence is missing or older than their minutes'. The worker marks an hour
 #: when it stores any of its minutes, and builds it once settled (queries/findings/evidence.py).
+#: The hours of the minutes already stored are the hours to build.
+HOURS_OF_STORED_MINUTES = (
+    "insert into evidence_hours_stale select distinct minute_ns // 3600000000000 * 3600000000000 "
+    "from finding_evidence")
+
 HOUR_DDL = (
     "create table if not exists finding_evidence_hourly as "
     "select * from finding_evidence limit 0",
     "create table if not exists evidence_hours_stale (hour_ns BIGINT)",
-    # the minutes already stored are the hours to build
-    "insert into evidence_hours_stale select distinct minute_ns // 3600000000000 * 3600000000000 "
-    "from finding_evidence",
+    HOURS_OF_STORED_MINUTES,
 )
 
 #: Everything stored so far has no evidence yet: one dirty range over all of it.
