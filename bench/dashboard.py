@@ -296,8 +296,9 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     from agentsla.collector.store import evidence, rollups
 
     # each hour tier's stored rows (schema 7: `<tier>_stored` tables under the readers' views)
-    hourly = {r.table + rollups.HOURLY + rollups.STORED for r in rollups.ROLLUPS}
-    hourly |= {"finding_evidence_hourly", "evidence_hours_stale"}
+    rollup_hours = {r.table + rollups.HOURLY + rollups.STORED for r in rollups.ROLLUPS}
+    evidence_hours = [*evidence.evidence_tables(con, evidence.HOUR_TABLES), "evidence_hours_stale"]
+    hourly = rollup_hours | set(evidence_hours)
     columns: dict[str, list[str]] = {}
     for table, column in con.execute(
             "select c.table_name, c.column_name from information_schema.columns c "
@@ -312,8 +313,8 @@ def _shift_statements(con, shift_ns: int) -> list[str]:
     for rollup in rollups.ROLLUPS:
         statements += [f"delete from {rollup.table}{rollups.HOURLY}{rollups.STORED}",
                        rollup.hourly_backfill(rollups.STORED)]
-    return statements + ["delete from finding_evidence_hourly", "delete from evidence_hours_stale",
-                          evidence.HOURS_OF_STORED_MINUTES]
+    return (statements + [f"delete from {table}" for table in evidence_hours]
+            + evidence.stored_hours_marks(con))
 
 
 def copy_and_shift(src: Path, dst_dir: Path, log) -> dict:

@@ -4,8 +4,9 @@ A question is a name (`sla_totals`, `findings/ghost_work`) whose SQL lives in
 `queries/sql/<dialect>/<name>.sql`, one folder per engine. `{{placeholder}}`s in that text are
 filled when the question is asked: with a fragment the caller names (`dimension="tenant_id"`),
 else with the snippet file of the placeholder's own name (`_<placeholder>.sql`, same folder).
-A fragment is a snippet name, a whitelisted column (queries._sql.DIMENSIONS) or "" (nothing):
-never a user value, which is always a bound parameter. A placeholder may name one table for its
+A fragment is a snippet name, a whitelisted column (queries._sql.DIMENSIONS), a table the code
+names (`table(name)`: one of a family of tables of the same shape, such as each finding
+question's evidence) or "" (nothing): never a user value, which is always a bound parameter. A placeholder may name one table for its
 snippet, `{{rollup_tiers(hop_minutes)}}`: the snippet's `{{_}}` stands for it (written in the
 SQL files, never by a caller), so one snippet serves every table of the same shape.
 """
@@ -26,6 +27,9 @@ from agentsla.queries._sql import DIMENSIONS
 _PLACEHOLDER = re.compile(r"\{\{(\w+)(?:\(([a-z_][a-z0-9_]*)\))?\}\}")
 #: In a snippet named with a table (`{{name(table)}}`), the placeholder standing for the table.
 _ARGUMENT = "_"
+#: A fragment naming a table (`table`): this prefix, then the table's name.
+_TABLE = "table:"
+_TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 #: Snippets nest (a snippet may hold placeholders); deeper than this is a loop.
 _MAX_DEPTH = 8
 
@@ -76,9 +80,23 @@ def _fill(dialect: str, text: str, fragments: tuple[tuple[str, str], ...], depth
     return _PLACEHOLDER.sub(fill, text)
 
 
+def table(name: str) -> str:
+    """A fragment that puts the table `name` into a question's SQL (a plain lower-case
+    identifier, checked: the code names it, never a user)."""
+    return _TABLE + _checked_table(name)
+
+
+def _checked_table(name: str) -> str:
+    if not _TABLE_NAME.fullmatch(name):
+        raise ValueError(f"not a table name: {name!r}")
+    return name
+
+
 def _fragment(dialect: str, choice: str) -> str:
     if choice == "" or choice in DIMENSIONS:
         return choice  # nothing, or a column from the whitelist: safe as SQL text
+    if choice.startswith(_TABLE):
+        return _checked_table(choice[len(_TABLE):])  # a plain identifier: safe as SQL text
     return _read(dialect, f"_{choice}")
 
 

@@ -1,7 +1,8 @@
 """Per-minute findings evidence: its tables, and the writer's note of which minutes changed.
 
 The findings worker (queries/findings/evidence.py) stores each finding question's evidence per
-minute in `finding_evidence`. Evidence of a minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
+minute in a table of the question's own, `finding_evidence__<question>` (`minute_table`), and
+each settled hour's in `finding_evidence_hourly__<question>` (`hour_table`). Evidence of a minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
 children, a task's spans are all one task's), so the writer records, in the transaction that
 changes them, the minutes from the first start to the last end of every task it re-materializes
 (`evidence_dirty`, inclusive minute bounds), and the end minute of each finished task row it
@@ -12,10 +13,12 @@ covers has its evidence stored (none, when it holds no spans). See docs/findings
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Mapping
 
 
 MINUTE_NS = 60 * 10**9
+HOUR_NS = 60 * MINUTE_NS
 
 DDL = (
     # question: the finding question; key: hop_kind/hop_name or task_type; n: additive numbers
@@ -39,16 +42,82 @@ DDL = (
 #: whose hour-tier evidence is missing or older than their minutes'. The worker marks an hour
 #: when it stores any of its minutes, and builds it once settled (queries/findings/evidence.py).
 #: The hours of the minutes already stored are the hours to build.
-HOURS_OF_STORED_MINUTES = (
-    "insert into evidence_hours_stale select distinct minute_ns // 3600000000000 * 3600000000000 "
-    "from finding_evidence")
-
-HOUR_DDL = (
+_HOUR_DDL = (
     "create table if not exists finding_evidence_hourly as "
     "select * from finding_evidence limit 0",
     "create table if not exists evidence_hours_stale (hour_ns BIGINT)",
-    HOURS_OF_STORED_MINUTES,
+    "insert into evidence_hours_stale select distinct minute_ns // 3600000000000 * 3600000000000 "
+    "from finding_evidence",
 )
+
+
+def add_hour_tier(con) -> None:
+    """Migration 11 (see _HOUR_DDL); nothing on a store that migration 12 already split (an
+    earlier migration run again)."""
+    if _has_table(con, "finding_evidence"):
+        for statement in _HOUR_DDL:
+            con.execute(statement)
+
+
+def _has_table(con, name: str) -> bool:
+    return bool(con.execute("select count(*) from information_schema.tables "
+                            "where table_schema = 'main' and table_name = ?", [name]).fetchone()[0])
+
+#: The evidence tables of each question (migration 12): a request copies one question's rows at
+#: a time, and DuckDB decodes the lists of every row of a vector it reads, so the rows of one
+#: question sit apart from the others' (in one table, each copy decoded everyone's task ids).
+MINUTE_TABLES = "finding_evidence__"
+HOUR_TABLES = "finding_evidence_hourly__"
+_QUESTION = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def minute_table(question: str) -> str:
+    """The table of a question's per-minute evidence."""
+    return MINUTE_TABLES + _checked(question)
+
+
+def hour_table(question: str) -> str:
+    """The table of a question's hour-tier evidence."""
+    return HOUR_TABLES + _checked(question)
+
+
+def _checked(question: str) -> str:
+    if not _QUESTION.fullmatch(question):
+        raise ValueError(f"not a finding question's name: {question!r}")
+    return question
+
+
+def evidence_tables(con, prefix: str) -> list[str]:
+    """The evidence tables of a tier (MINUTE_TABLES or HOUR_TABLES) the store holds."""
+    return [name for (name,) in con.execute(
+        "select table_name from information_schema.tables where table_schema = 'main' "
+        "and table_type = 'BASE TABLE' and starts_with(table_name, ?) order by 1",
+        [prefix]).fetchall()]
+
+
+def split_by_question(con) -> None:
+    """Migration 12: give each registered question (`name@digest`, `.../hour` for the hour
+    tier) its tables, holding its rows of `finding_evidence` or `finding_evidence_hourly` in
+    minute order, and drop the two (rows of questions no longer registered go with them);
+    nothing when they are gone already (the migration run again)."""
+    if not _has_table(con, "finding_evidence"):
+        return
+    for (stored_as,) in con.execute("select question from evidence_questions").fetchall():
+        name, hourly = stored_as.split("@")[0], stored_as.endswith("/hour")
+        old = "finding_evidence_hourly" if hourly else "finding_evidence"
+        con.execute(f"create table {(hour_table if hourly else minute_table)(name)} as "
+                    f"select * from {old} where question = ? order by minute_ns", [stored_as])
+    con.execute("drop table finding_evidence")
+    con.execute("drop table finding_evidence_hourly")
+
+
+def stored_hours_marks(con) -> list[str]:
+    """The statements that mark the hours of every stored minute for the hour tier to build
+    again (one mark an hour), after something moved the stored minutes."""
+    return [f"insert into evidence_hours_stale select distinct minute_ns // {HOUR_NS} * {HOUR_NS} "
+            f"from {table} except select hour_ns from evidence_hours_stale"
+            for table in evidence_tables(con, MINUTE_TABLES)]
+
 
 #: Everything stored so far has no evidence yet: one dirty range over all of it.
 BACKFILL = (

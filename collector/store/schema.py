@@ -252,7 +252,9 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
     (*(r.pending_view() for r in rollups.ROLLUPS), *(r.tiers_view() for r in rollups.ROLLUPS),
      rollups.sort_stored),
     # 11: the findings evidence's hour tier (collector/store/evidence.py, docs/findings.md)
-    evidence.HOUR_DDL,
+    (evidence.add_hour_tier,),
+    # 12: each question's findings evidence in tables of its own
+    (evidence.split_by_question,),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -39,9 +39,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple
 
+from agentsla.collector.store.evidence import hour_table, minute_table
 from agentsla.queries.findings.thresholds import DEFAULT_THRESHOLDS
 from agentsla.queries.rollup import MINUTE_NS, split
-from agentsla.queries.store import ReadStore, bound, question_sql
+from agentsla.queries.store import ReadStore, bound, question_sql, table
 from agentsla.queries.tasks import SPAN_SLACK_NS
 
 log = logging.getLogger(__name__)
@@ -177,27 +178,29 @@ def _built_hours(store: ReadStore, lo: int, hi: int, raw: list[tuple[int, int]]
                  if h not in stale and not any(a < h + HOUR_NS and h < b for a, b in raw))
 
 
-def _copy_stored(store: ReadStore, stored_as: str, where: Plan) -> None:
+def _copy_stored(store: ReadStore, question: str, stored_as: str, where: Plan) -> None:
     """Copy a question's stored evidence of the plan's clean whole minutes into the verdicts'
     table: its built hours from the hour tier, every other minute from the minutes, one plain
-    range a statement (each question's minutes are spread over the whole table, and a filter
-    the scan cannot apply first decodes the lists of every row it reads)."""
+    range a statement (a filter the scan cannot apply first decodes the lists of every row it
+    reads)."""
+    at_minutes = {"evidence_table": table(minute_table(question))}
     hours = list(where.hours) if hour_id(stored_as) in where.ready else []
     if not hours:
         store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": where.roll_lo,
-                                                "hi_ns": where.roll_hi, "hours": []})
+                                                "hi_ns": where.roll_hi, "hours": []}, **at_minutes)
         return
     lo, hi = hours[0], hours[-1] + HOUR_NS
     gaps = sorted(set(range(lo, hi, HOUR_NS)) - set(hours))
-    minutes = [(where.roll_lo, lo, []), (hi, where.roll_hi, [])]
+    ranges = [(where.roll_lo, lo, []), (hi, where.roll_hi, [])]
     if gaps:  # hours within [lo, hi) not built: their minutes, but those of the built hours
-        minutes.append((gaps[0], gaps[-1] + HOUR_NS, hours))
-    for a, b, skip in minutes:
+        ranges.append((gaps[0], gaps[-1] + HOUR_NS, hours))
+    for a, b, skip in ranges:
         if a < b:
             store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": a,
-                                                    "hi_ns": b, "hours": skip})
+                                                    "hi_ns": b, "hours": skip}, **at_minutes)
     store.rows("findings/evidence_stored_hours", {"hour_question": hour_id(stored_as),
-                                                  "lo_ns": lo, "hi_ns": hi, "hours": hours})
+                                                  "lo_ns": lo, "hi_ns": hi, "hours": hours},
+               evidence_table=table(hour_table(question)))
 
 
 def hour_id(stored_as: str) -> str:
@@ -226,7 +229,7 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     if stored_as not in where.ready:
         raw = ((where.start_ns, where.end_ns),)
     elif where.roll_lo < where.roll_hi:
-        _copy_stored(store, stored_as, where)
+        _copy_stored(store, question, stored_as, where)
     for lo, hi in raw:
         store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
                    evidence=f"evidence_{question}")
@@ -305,16 +308,12 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     try:
         ids = {q: question_id(store, q, thresholds) for q in STORED[store.dialect]}
         hourly = {q: ids[q] for q in HOURLY[store.dialect]}
-        _register(store, sorted([*ids.values(), *map(hour_id, hourly.values())]), version)
+        _register(store, ids, hourly, version)
         marks = store.rows("findings/evidence_dirty")
         done, left = _take_newest(_runs(marks), budget_minutes)
         for lo, hi in done:
-            store.rows("findings/evidence_clear", {"lo_ns": lo, "hi_ns": hi, "version": version})
             for question, stored_as in ids.items():
-                store.rows("findings/evidence_store",
-                           {**_question_range(store, question, thresholds, lo, hi),
-                            "question": stored_as, "version": version},
-                           evidence=f"evidence_{question}")
+                _store(store, question, stored_as, thresholds, (lo, hi), version)
             if hourly:
                 store.rows("findings/evidence_hours_mark", {"lo_ns": lo, "hi_ns": hi})
         if done:
@@ -322,7 +321,7 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
                 store.rows("findings/evidence_redirty",
                            {"lo_ns": lo, "hi_ns": hi - MINUTE_NS, "version": version})
             store.rows("findings/evidence_undirty", {"seen": [r["id"] for r in marks]})
-        built, due = _build_hours(store, hourly, thresholds,
+        built, due = _build_hours(store, hourly, thresholds, version,
                                   (time.time_ns() if now_ns is None else now_ns) - HOUR_SETTLE_NS)
         store.rows("findings/evidence_commit")
     except BaseException:
@@ -332,7 +331,7 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
 
 
 def _build_hours(store: ReadStore, hourly: Mapping[str, str], thresholds: Mapping[str, Any],
-                 settled_ns: int) -> tuple[int, int]:
+                 version: int, settled_ns: int) -> tuple[int, int]:
     """Build the hour tier of the newest ROUND_HOURS stale hours that ended by `settled_ns`
     and have no dirty minute; return how many it built, and how many were due."""
     if not hourly:
@@ -340,30 +339,49 @@ def _build_hours(store: ReadStore, hourly: Mapping[str, str], thresholds: Mappin
     due = [r["hour_ns"] for r in store.rows("findings/evidence_hours_due",
                                              {"settled_ns": settled_ns, "hour_ns": HOUR_NS})]
     for hour in due[:ROUND_HOURS]:
-        store.rows("findings/evidence_hours_clear", {"hour_ns": hour})
         for question, stored_as in hourly.items():
-            store.rows("findings/evidence_store_hour",
-                       {**_question_range(store, question, thresholds, hour, hour + HOUR_NS,
-                                          HOUR_NS), "question": hour_id(stored_as)},
-                       evidence=f"evidence_{question}")
+            _store(store, question, hour_id(stored_as), thresholds, (hour, hour + HOUR_NS),
+                   version, hour=True)
         store.rows("findings/evidence_hours_built", {"hour_ns": hour})
     return min(len(due), ROUND_HOURS), len(due)
+
+
+def _store(store: ReadStore, question: str, stored_as: str, thresholds: Mapping[str, Any],
+           period: tuple[int, int], version: int, hour: bool = False) -> None:
+    """Replace a question's stored evidence of the minutes of [lo, hi) (or, with `hour`, the
+    hour tier's hour) with its evidence query's; `version`: the round's (ClickHouse's deleted
+    rows at it, the new ones after)."""
+    lo, hi = period
+    grain_ns = HOUR_NS if hour else MINUTE_NS
+    at = {"evidence_table": table(hour_table(question) if hour else minute_table(question))}
+    store.rows("findings/evidence_clear",
+               {"lo_ns": lo, "hi_ns": hi, "version": version, "question": stored_as}, **at)
+    store.rows("findings/evidence_store",
+               {**_question_range(store, question, thresholds, lo, hi, grain_ns),
+                "question": stored_as, "version": version},
+               evidence=f"evidence_{question}", **at)
 
 
 def _minutes(runs: list[tuple[int, int]]) -> int:
     return sum((hi - lo) // MINUTE_NS for lo, hi in runs)
 
 
-def _register(store: ReadStore, wanted: list[str], version: int) -> None:
+def _register(store: ReadStore, ids: Mapping[str, str], hourly: Mapping[str, str],
+              version: int) -> None:
     """When the questions to store changed (a new one, other thresholds, a store that had
-    none), forget the others' evidence and compute every minute again."""
+    none), create their tables, forget their other versions' evidence and compute every
+    minute again."""
+    tables = [(q, stored_as, minute_table(q)) for q, stored_as in ids.items()]
+    tables += [(q, hour_id(stored_as), hour_table(q)) for q, stored_as in hourly.items()]
+    wanted = sorted(stored_as for _, stored_as, _ in tables)
     if sorted(r["question"] for r in store.rows("findings/evidence_questions")) == wanted:
         return
     at = {"questions": wanted, "version": version}
     store.rows("findings/evidence_dirty_all", at)  # first: a crash after it only recomputes
-    store.rows("findings/evidence_forget", at)
-    if HOURLY[store.dialect]:
-        store.rows("findings/evidence_forget_hours", at)
+    for question, stored_as, name in tables:
+        store.rows("findings/evidence_create", evidence_table=table(name))
+        store.rows("findings/evidence_forget", {**at, "question": stored_as, "name": question},
+                   evidence_table=table(name))
     store.rows("findings/evidence_unregister")
     store.rows("findings/evidence_register", at)
 

@@ -22,6 +22,8 @@ from spanfactory import BASE_NS, make_span
 from test_detectors import CASES, EVERYTHING, SLOT_NS, _tagged
 
 from agentsla.collector.store.database import open_store
+from agentsla.collector.store.evidence import (HOUR_TABLES, MINUTE_TABLES, evidence_tables,
+                                               minute_table)
 from agentsla.collector.store.schema import migrate
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
@@ -79,9 +81,17 @@ def test_worker_rounds_store_every_minute_with_spans(shapes):
     con, store = shapes
     assert _refresh_all(store) > 0
     assert con.execute("select count(*) from evidence_dirty").fetchone() == (0,)
-    questions = {q.split("@")[0] for (q,) in con.execute(
-        "select distinct question from finding_evidence").fetchall()}
-    assert questions == set(evidence.QUESTIONS)
+    assert {q.split("@")[0] for q in _stored_ids(con)} == set(evidence.QUESTIONS)
+    # each question's rows in its own table
+    for table in evidence_tables(con, MINUTE_TABLES):
+        assert {q.split("@")[0] for q in _stored_ids(con, [table])} == {
+            table.removeprefix(MINUTE_TABLES)}
+
+
+def _stored_ids(con, tables: list[str] | None = None) -> set[str]:
+    """The stored question ids of the per-minute evidence tables (all, or `tables`)."""
+    return {q for table in (tables or evidence_tables(con, MINUTE_TABLES))
+            for (q,) in con.execute(f"select distinct question from {table}").fetchall()}
 
 
 @pytest.mark.parametrize("offset_s,length_s", [
@@ -170,13 +180,14 @@ def test_evidence_of_an_earlier_version_of_a_query_is_computed_again(shapes):
     _refresh_all(store)
     (current,) = con.execute("select question from evidence_questions "
                              "where question like 'attempts_per_call@%'").fetchone()
-    for table in ("finding_evidence", "evidence_questions"):
-        con.execute(f"update {table} set question = 'attempts_per_call@0123456789ab' "
+    table = minute_table("attempts_per_call")
+    for name in (table, "evidence_questions"):
+        con.execute(f"update {name} set question = 'attempts_per_call@0123456789ab' "
                     "where question = ?", [current])
     assert _refresh_all(store) > 0
-    assert con.execute("select count(*) from finding_evidence where question like "
+    assert con.execute(f"select count(*) from {table} where question like "
                        "'attempts_per_call@0123456789ab'").fetchone() == (0,)
-    assert con.execute("select count(*) from finding_evidence where question = ?",
+    assert con.execute(f"select count(*) from {table} where question = ?",
                        [current]).fetchone()[0] > 0
     raw, stored = _both(store, *EVERYTHING, "retry_amplification")
     assert stored == raw and raw
@@ -329,8 +340,7 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
     con = open_store(tmp_path / "data" / "agentsla.duckdb")
     try:
         # what the worker stored before the server stopped
-        stored = {q.split("@")[0] for (q,) in con.execute(
-            "select distinct question from finding_evidence").fetchall()}
+        stored = {q.split("@")[0] for q in _stored_ids(con)}
         assert stored and stored <= set(evidence.QUESTIONS)
         store = DuckDBStore(con.cursor())
         _refresh_all(store)
@@ -571,16 +581,54 @@ def test_whole_hours_are_read_from_the_hour_tier_alone():
         store.rows("findings/evidence_commit")
     raw = _detect(store, start, end, None, TH, stored=False)
     assert {f["type"] for f in raw} >= {"retry_amplification", "missing_timeout", "ghost_work"}
-    minute_ids = [q.removesuffix("/hour") for q in hour_ids]
-    con.execute("create temp table kept as select * from finding_evidence_hourly")
-    con.execute("delete from finding_evidence where list_contains(?, question) "
-                "and minute_ns >= ? and minute_ns < ?", [minute_ids, hours[0], hours[-1] + HOUR_NS])
+    hour_tables = evidence_tables(con, HOUR_TABLES)
+    assert len(hour_tables) == len(hour_ids)
+    for table in hour_tables:
+        con.execute(f"create temp table kept_{table} as select * from {table}")
+        con.execute(f"delete from {table.replace(HOUR_TABLES, MINUTE_TABLES)} "
+                    "where minute_ns >= ? and minute_ns < ?", [hours[0], hours[-1] + HOUR_NS])
     assert _detect(store, start, end, None, TH, stored=True) == raw
-    con.execute("delete from finding_evidence_hourly")
+    for table in hour_tables:
+        con.execute(f"delete from {table}")
     assert _detect(store, start, end, None, TH, stored=True) != raw
-    con.execute("insert into finding_evidence_hourly select * from kept")
+    for table in hour_tables:
+        con.execute(f"insert into {table} select * from kept_{table}")
     assert _detect(store, start, end, None, TH, stored=True) == raw
     con.close()
+
+
+def test_migration_12_moves_each_questions_evidence_into_tables_of_its_own():
+    # A store of schema 11 kept every question's evidence interleaved in two tables (minutes,
+    # hours): the migration moves each question's rows, unchanged, into its own tables, and the
+    # stored path answers from them at once (nothing is computed again).
+    rows = [r for i, (shape, _) in enumerate(CASES[:3]) for r in _tagged(shape(), i)]
+    con, writer, store = _store(rows)
+    _refresh_all(store)
+    tables = {prefix: evidence_tables(con, prefix) for prefix in (MINUTE_TABLES, HOUR_TABLES)}
+    assert len(tables[MINUTE_TABLES]) == len(evidence.QUESTIONS)
+    assert len(tables[HOUR_TABLES]) == len(evidence.HOURLY["duckdb"])
+    before = {t: sorted(map(repr, con.execute(f"select * from {t}").fetchall()))
+              for names in tables.values() for t in names}
+    for old, prefix in (("finding_evidence", MINUTE_TABLES), ("finding_evidence_hourly",
+                                                              HOUR_TABLES)):
+        con.execute(f"create table {old} as select * from ("
+                    + " union all ".join(f"select * from {t}" for t in tables[prefix])
+                    + ") order by minute_ns, question")
+        for t in tables[prefix]:
+            con.execute(f"drop table {t}")
+    con.execute("delete from schema_version where version >= 12")
+    assert migrate(con) == 11
+    after = {t: sorted(map(repr, con.execute(f"select * from {t}").fetchall()))
+             for prefix in tables for t in evidence_tables(con, prefix)}
+    assert after == before
+    assert not con.execute("select * from information_schema.tables "
+                           "where table_name in ('finding_evidence', 'finding_evidence_hourly')"
+                           ).fetchall()
+    assert evidence.refresh(store, TH).minutes == 0
+    start, end = BASE_NS - 20 * NS, BASE_NS - 20 * NS + 3 * SLOT_NS
+    assert _stored_ns(store, start, end) == end - start
+    raw, stored = _both(store, start, end)
+    assert stored == raw and raw
 
 
 def test_a_late_span_in_a_built_hour_is_read_from_its_minutes_until_the_hour_is_rebuilt():

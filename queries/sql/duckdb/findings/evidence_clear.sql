@@ -1,2 +1,3 @@
--- queries.findings.evidence.refresh: forget the evidence of the minutes [$lo_ns, $hi_ns)
-delete from main.finding_evidence where minute_ns >= $lo_ns and minute_ns < $hi_ns
+-- queries.findings.evidence.refresh: forget a question's evidence of the periods (minutes, or
+-- the hour) starting in [$lo_ns, $hi_ns)
+delete from main.{{evidence_table}} where minute_ns >= $lo_ns and minute_ns < $hi_ns

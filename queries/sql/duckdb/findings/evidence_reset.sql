@@ -1,3 +1,2 @@
 -- queries.findings.evidence.ask: an empty temp.evidence_rows for the next question's evidence
-create or replace temp table evidence_rows as
-select * exclude (question) from main.finding_evidence limit 0
+create or replace temp table evidence_rows ({{evidence_columns}})

@@ -4,7 +4,7 @@
 -- it before it decodes a row's lists (an `or` of ranges is not, nor a union's parts alike)
 insert into temp.evidence_rows by name
 select * exclude (question)
-from main.finding_evidence e
+from main.{{evidence_table}} e
 where question = $question
   and minute_ns >= $lo_ns and minute_ns < $hi_ns
   and not list_contains($hours::BIGINT[], minute_ns // 3600000000000 * 3600000000000)

@@ -2,7 +2,7 @@
 -- built hours $hours, all within [$lo_ns, $hi_ns)
 insert into temp.evidence_rows by name
 select * exclude (question)
-from main.finding_evidence_hourly
+from main.{{evidence_table}}
 where question = $hour_question
   and minute_ns >= $lo_ns and minute_ns < $hi_ns
   and list_contains($hours::BIGINT[], minute_ns)
