@@ -1,7 +1,8 @@
 """Duplicate side effect: one idempotency key executed successfully more than once by a hop.
 
 Every successful execution of a key that had one ending in the window is counted, also those
-before the window, so a duplicate straddling the window's start is still found. A span carrying
+up to `duplicate_lookback_s` (24 h) before the window, so a duplicate straddling the window's
+start is still found, and the spans read stay bounded however long the store keeps them. A span carrying
 another span of the same hop and key (a tool's client span and its own server span) is not an
 execution of its own: only the innermost spans of a key's chain count, so one call seen from both
 sides is one execution, while two server executions under one client call are a duplicate.

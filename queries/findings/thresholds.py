@@ -54,6 +54,9 @@ THRESHOLDS: tuple[Threshold, ...] = (
               "or the deadline passed."),
     Threshold("ghost_work_critical_s", 300, "ghost_work",
               "Ghost seconds of one hop at which the finding is critical."),
+    Threshold("duplicate_lookback_s", 86_400, "duplicate_side_effect",
+              "How far before the window an earlier execution of a key is looked for (an "
+              "idempotency key is commonly honoured for 24 h; a longer reach reads more spans)."),
     Threshold("wait_min_gap_ms", 500, "wait_amplification",
               "Idle gaps between a parent's children shorter than this are ignored."),
     Threshold("wait_idle_share", 0.5, "wait_amplification",

@@ -118,6 +118,20 @@ def test_two_executions_of_one_key_are_a_duplicate(load):
                                                             second_server["span_id"]}
 
 
+@pytest.mark.parametrize("lookback,found", [({}, []), ({"duplicate_lookback_s": "2d"}, [1])])
+def test_an_earlier_execution_is_looked_for_as_far_as_the_lookback(load, lookback, found):
+    # The same order charged 25 h apart, in two tasks: with the default lookback (24 h) a
+    # window holding only the second charge (from 24 h 2 min after the first) does
+    # not reach the first; with 2 days it does.
+    first, second = Trace(root_end_ms=2_000), Trace(at_ms=25 * 3_600_000, root_end_ms=2_000)
+    _charge(first, first.root, "order-4", 10, 900)
+    _charge(second, second.root, "order-4", 10, 900)
+    store = load([r for t in (first, second) for r in t.rows])
+    window = (BASE_NS + (24 * 3_600 + 120) * 10**9, EVERYTHING[1])  # widened to whole minutes
+    assert [f["evidence"]["extra_executions"] for f in find_findings(store, *window, None, lookback)
+            if f["type"] == "duplicate_side_effect"] == found
+
+
 def test_one_client_call_executed_twice_by_the_server_is_a_duplicate(load):
     # One client span, two server executions under it (the HTTP layer resent the request and
     # the tool did not de-duplicate): the client call carries both, the two count.

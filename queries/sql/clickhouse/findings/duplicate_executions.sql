@@ -1,12 +1,15 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
--- (raw rows on both engines: a key's executions reach across tasks and all of time; DuckDB's
--- twin, step for step)
+-- (raw rows on both engines: a key's executions reach across tasks and up to
+-- duplicate_lookback_s before the window; DuckDB's twin, step for step)
 with repeated_keys as (
     -- only a key executed successfully more than once (innermost or not) can be duplicated:
-    -- one pass over the keys of all times, cheaper than matching every key of the window
+    -- one pass over the keys of the window and the lookback before it (every span read here
+    -- ended from there on: an execution's ancestors end after it), cheaper than matching
+    -- every key of the window
     select hop_kind, hop_name, idempotency_key
     from {{finding_spans}}
-    where idempotency_key is not null and not is_error
+    where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
+      and idempotency_key is not null and not is_error
     group by hop_kind, hop_name, idempotency_key
     having count() > 1
 ),
@@ -21,7 +24,8 @@ executions as materialized (
     select task_id, trace_id, span_id, parent_span_id, hop_kind, hop_name,
            assumeNotNull(idempotency_key) as key, end_ns
     from {{finding_spans}}
-    where idempotency_key is not null and not is_error
+    where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
+      and idempotency_key is not null and not is_error
       and (hop_kind, hop_name, idempotency_key) in (select * from recent_keys)
 ),
 shared_traces as materialized (
@@ -35,7 +39,8 @@ trees as materialized (
     -- the parent of each span of those traces, as parallel arrays per trace
     select trace_id, groupArray(span_id) as ids, groupArray(coalesce(parent_span_id, '')) as parents
     from {{finding_spans}}
-    where trace_id in (select trace_id from shared_traces)
+    where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
+      and trace_id in (select trace_id from shared_traces)
     group by trace_id
 ),
 chain as materialized (

@@ -1,10 +1,13 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
 with recursive repeated_keys as materialized (
     -- only a key executed successfully more than once (innermost or not) can be duplicated:
-    -- one pass over the keys of all times, cheaper than matching every key of the window
+    -- one pass over the keys of the window and the lookback before it (every span read here
+    -- ended from there on: an execution's ancestors end after it), cheaper than matching
+    -- every key of the window
     select hop_kind, hop_name, idempotency_key
     from spans
-    where idempotency_key is not null and not coalesce(is_error, false)
+    where end_ns >= $start_ns - cast($duplicate_lookback_s * 1e9 as BIGINT)
+      and idempotency_key is not null and not coalesce(is_error, false)
     group by all
     having count(*) > 1
 ),
@@ -24,7 +27,8 @@ executions as materialized (
     semi join recent_keys k on k.idempotency_key = s.idempotency_key
                            and k.hop_kind is not distinct from s.hop_kind
                            and k.hop_name is not distinct from s.hop_name
-    where not coalesce(s.is_error, false)
+    where s.end_ns >= $start_ns - cast($duplicate_lookback_s * 1e9 as BIGINT)
+      and not coalesce(s.is_error, false)
 ),
 shared_traces as (
     -- only a trace holding a key twice can hold one span of it inside another
@@ -38,6 +42,7 @@ trace_spans as materialized (
     select s.trace_id, s.span_id, s.parent_span_id
     from spans s
     semi join shared_traces t on t.trace_id = s.trace_id
+    where s.end_ns >= $start_ns - cast($duplicate_lookback_s * 1e9 as BIGINT)
 ),
 chain(trace_id, span_id, ancestor_id) as (
     -- the ancestors of those executions; `union` drops repeats, so a parent cycle ends
