@@ -2,13 +2,15 @@
 
 The findings worker (queries/findings/evidence.py) stores each finding question's evidence per
 minute in a table of the question's own, `finding_evidence__<question>` (`minute_table`), and
-each settled hour's in `finding_evidence_hourly__<question>` (`hour_table`). Evidence of a minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
+each settled hour's in `finding_evidence_hourly__<question>` (`hour_table`). Evidence of a
+minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
 children, a task's spans are all one task's), so the writer records, in the transaction that
 changes them, the minutes from the first start to the last end of every task it re-materializes
 (`evidence_dirty`, inclusive minute bounds), and the end minute of each finished task row it
-replaces or deletes (a lost task found again, or moved to its declared task, ended elsewhere). The writer only ever inserts into that table and
-the worker only deletes rows it has seen, so the two never conflict. A minute no dirty range
-covers has its evidence stored (none, when it holds no spans). See docs/findings.md.
+replaces or deletes (a lost task found again, or moved to its declared task, ended elsewhere).
+The writer only ever inserts into that table and the worker only deletes rows it has seen, so
+the two never conflict. A minute no dirty range covers has its evidence stored (none, when it
+holds no spans). See docs/findings.md.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def add_hour_tier(con) -> None:
 def _has_table(con, name: str) -> bool:
     return bool(con.execute("select count(*) from information_schema.tables "
                             "where table_schema = 'main' and table_name = ?", [name]).fetchone()[0])
+
 
 #: The evidence tables of each question (migration 12): a request copies one question's rows at
 #: a time, and DuckDB decodes the lists of every row of a vector it reads, so the rows of one
