@@ -2,9 +2,11 @@
 -- ended in [$lo_ns, $hi_ns), per minute of that end and hop. Whether a call is long depends on
 -- the window's p50 of the hop, so every call's duration is kept as the exponential histogram
 -- the rollups keep (vals duration_bucket, duration_count: that p50 within 1.1 %,
--- docs/rollups.md), and each call that may be long (over the lesser of missing_timeout_long_ms and _floor_ms): its
--- duration, end (ns after the minute, exact as a double), task id and whether that task went
--- bad, in parallel lists of one order. The stored evidence is named with those thresholds
+-- docs/rollups.md), and each call that may be long (over the lesser of missing_timeout_long_ms
+-- and _floor_ms): its duration, end (ns after the minute, exact as a double), whether its task
+-- went bad and that task's id (null when it did not: only bad tasks are counted, and a call of
+-- a hop without a timeout is often long, so most ids would be stored for nothing), in
+-- parallel lists of one order. The stored evidence is named with those thresholds
 -- (queries.findings.evidence.question_id).
 with untimed as (
     select task_id, span_id, hop_kind, hop_name, duration_ms, end_ns,
@@ -33,7 +35,8 @@ select
                            filter (where candidate),
          'bad': list(task_bad::INTEGER order by duration_ms, end_ns, span_id)
                     filter (where candidate)}::MAP(VARCHAR, DOUBLE[]) as vals,
-    list(task_id order by duration_ms, end_ns, span_id) filter (where candidate) as task_ids,
+    list(case when task_bad then task_id end order by duration_ms, end_ns, span_id)
+        filter (where candidate) as task_ids,
     arg_max({'task_id': task_id, 'span_id': span_id, 'rank': duration_ms},
             {'r': duration_ms, 't': task_id, 's': span_id}, 5) filter (where candidate)
         as examples

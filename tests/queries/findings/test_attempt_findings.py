@@ -143,6 +143,26 @@ def test_one_client_call_executed_twice_by_the_server_is_a_duplicate(load):
     assert [f["evidence"]["extra_executions"] for f in found] == [1]
 
 
+def test_long_calls_without_timeout_count_the_distinct_tasks_that_ended_badly(load):
+    # A crawler without a timeout: two failed tasks with long calls (one of them two), a
+    # successful task with one, and ten tasks with a quick call. 4 long calls of 14, and 2 bad
+    # tasks among those with a long call (the failed task with two counts once).
+    def task(at_ms: float, durations: list[float], failed: bool) -> Trace:
+        error = {"error_type": "internal", "status_code": "error"} if failed else {}
+        t = Trace(at_ms=at_ms, root_end_ms=sum(durations) + 1_000, **error)
+        clock = 10.0
+        for duration in durations:
+            t.child(t.root, "tool", "crawler", clock, clock + duration, hop_timeout_ms=0)
+            clock += duration + 10
+        return t
+    traces = [task(0, [40_000], True), task(100_000, [35_000, 45_000], True),
+              task(200_000, [50_000], False)]
+    traces += [task(300_000 + i * 5_000, [1_000], False) for i in range(10)]
+    (found,) = _found(load, traces, "missing_timeout")
+    assert {k: found["evidence"][k] for k in ("long_calls", "calls", "bad_tasks")} == {
+        "long_calls": 4, "calls": 14, "bad_tasks": 2}
+
+
 def test_unnumbered_retry_has_fewer_attempts_left_for_budget_inversion(load):
     # retry.max 2 (3 attempts) of a 20 s timeout under a 60 s gateway. The first attempt, a
     # quick 429, may still make 3 attempts: 60 s > the ~60 s left, inverted. Its unnumbered
