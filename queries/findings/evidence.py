@@ -96,7 +96,8 @@ ROUND_HOURS = 2
 STORED = {"duckdb": QUESTIONS,
           "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
                          "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
-                         "work_after_cutoff", "rejections")}
+                         "work_after_cutoff", "rejections",
+                         "absorbed_rate_limits")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
