@@ -97,7 +97,7 @@ STORED = {"duckdb": QUESTIONS,
           "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
                          "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
                          "work_after_cutoff", "rejections",
-                         "absorbed_rate_limits")}
+                         "absorbed_rate_limits", "long_prompts_timing_out")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
