@@ -97,7 +97,8 @@ STORED = {"duckdb": QUESTIONS,
           "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
                          "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
                          "work_after_cutoff", "rejections",
-                         "absorbed_rate_limits", "long_prompts_timing_out")}
+                         "absorbed_rate_limits", "long_prompts_timing_out",
+                         "long_calls_without_timeout")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
