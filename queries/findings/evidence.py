@@ -98,7 +98,7 @@ STORED = {"duckdb": QUESTIONS,
                          "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
                          "work_after_cutoff", "rejections",
                          "absorbed_rate_limits", "long_prompts_timing_out",
-                         "long_calls_without_timeout")}
+                         "long_calls_without_timeout", "timeouts_exceeding_budget_left")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
