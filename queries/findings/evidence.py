@@ -98,7 +98,8 @@ STORED = {"duckdb": QUESTIONS,
                          "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
                          "work_after_cutoff", "rejections",
                          "absorbed_rate_limits", "long_prompts_timing_out",
-                         "long_calls_without_timeout", "timeouts_exceeding_budget_left")}
+                         "long_calls_without_timeout", "timeouts_exceeding_budget_left",
+                         "children_exceeding_parent_timeout", "idle_gaps_between_children")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
