@@ -100,7 +100,7 @@ STORED = {"duckdb": QUESTIONS,
                          "absorbed_rate_limits", "long_prompts_timing_out",
                          "long_calls_without_timeout", "timeouts_exceeding_budget_left",
                          "children_exceeding_parent_timeout", "idle_gaps_between_children",
-                         "failing_failovers")}
+                         "failing_failovers", "growing_contexts")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
@@ -249,7 +249,8 @@ def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], wher
     stored_as = (question_id(store, question, params)
                  if question in STORED[store.dialect] else None)
     if stored_as not in where.ready or where.roll_lo >= where.roll_hi:
-        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
+        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns),
+                          **VERDICT_SNIPPETS.get(question, {}))
     stored = {"question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
               "raw_minutes": [m for lo, hi in where.raw
                               for m in range(max(lo, where.roll_lo), min(hi, where.roll_hi),
