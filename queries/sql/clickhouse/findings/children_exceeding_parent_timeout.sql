@@ -7,9 +7,9 @@ parents as (
         hop_kind, hop_name,
         toInt64(sum(n['parents'])) as n_parents,
         max(n['parent_timeout_ms']) as max_timeout,
-        quantileExactInclusiveArray(0.5)(vals['children_worst_ms']) as median_worst,
+        quantileExactInclusiveOrNullArray(0.5)(vals['children_worst_ms']) as median_worst,
         max(n['max_children_worst_ms']) as max_worst,
-        quantileExactInclusiveArray(0.5)(vals['child_calls']) as median_calls,
+        quantileExactInclusiveOrNullArray(0.5)(vals['child_calls']) as median_calls,
         toInt64(sum(n['parents_timed_out'])) as n_timed_out,
         min(first_ns) as first_ns,
         max(last_ns) as last_ns

@@ -6,9 +6,9 @@ parents as (
     select
         hop_kind, hop_name,
         toInt64(sum(n['parents'])) as n_parents,
-        quantileExactInclusiveArray(0.5)(vals['mean_gap_ms']) as median_gap,
-        quantileExactInclusiveArray(0.5)(vals['gaps']) as median_gaps,
-        quantileExactInclusiveArray(0.5)(vals['idle_share']) as median_share,
+        quantileExactInclusiveOrNullArray(0.5)(vals['mean_gap_ms']) as median_gap,
+        quantileExactInclusiveOrNullArray(0.5)(vals['gaps']) as median_gaps,
+        quantileExactInclusiveOrNullArray(0.5)(vals['idle_share']) as median_share,
         sum(n['idle_ms']) / 1000 as idle_seconds,
         min(first_ns) as first_ns,
         max(last_ns) as last_ns
