@@ -100,7 +100,8 @@ STORED = {"duckdb": QUESTIONS,
                          "absorbed_rate_limits", "long_prompts_timing_out",
                          "long_calls_without_timeout", "timeouts_exceeding_budget_left",
                          "children_exceeding_parent_timeout", "idle_gaps_between_children",
-                         "failing_failovers", "growing_contexts", "polling_loops")}
+                         "failing_failovers", "growing_contexts", "polling_loops",
+                         "rising_queue_waits")}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
