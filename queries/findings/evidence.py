@@ -23,7 +23,7 @@ it until then); a request takes a whole hour from it only when the hour is built
 minutes is dirty, and the rest of the window from the minutes.
 
 On ClickHouse (no transactions, a verdict asks its evidence inline as the snippet
-`evidence_<question>`) only the questions of STORED["clickhouse"] are stored, in
+`evidence_<question>`) the questions of STORED["clickhouse"] are stored, in
 `agentsla_finding_evidence`, the minutes marked dirty by the materializer passes; a verdict then
 reads `_evidence_mixed.sql` (stored minutes plus the rest from raw rows) instead. The refresh
 writes a minute's evidence before it deletes the marks it saw, so a crash leaves the minute dirty,
@@ -90,18 +90,8 @@ HOUR_SETTLE_NS = SLACK_NS
 #: Hours one worker round builds at most (newest first).
 ROUND_HOURS = 2
 
-#: The questions each engine stores: on ClickHouse those whose evidence is already additive per
-#: minute (the others' evidence is one row per unit: each verdict asks it itself, over the
-#: window widened by the slack).
-STORED = {"duckdb": QUESTIONS,
-          "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
-                         "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
-                         "work_after_cutoff", "rejections",
-                         "absorbed_rate_limits", "long_prompts_timing_out",
-                         "long_calls_without_timeout", "timeouts_exceeding_budget_left",
-                         "children_exceeding_parent_timeout", "idle_gaps_between_children",
-                         "failing_failovers", "growing_contexts", "polling_loops",
-                         "rising_queue_waits")}
+#: The questions each engine stores: all of them, their evidence additive per minute on both.
+STORED = {"duckdb": QUESTIONS, "clickhouse": QUESTIONS}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
