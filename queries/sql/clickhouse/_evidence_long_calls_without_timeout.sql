@@ -3,8 +3,9 @@
 -- twin). Whether a call is long depends on the window's p50 of the hop, so every call's
 -- duration is kept as histogram buckets (vals duration_bucket/_count), and each call that may
 -- be long (over the lesser of missing_timeout_long_ms and _floor_ms): its duration, end (ns
--- after the minute, exact as a double), task id and whether that task went bad (tasks read
--- among those that started from reach_ns), in parallel lists of one order.
+-- after the minute, exact as a double), whether its task went bad (tasks read among those that
+-- started from reach_ns) and that task's id ('' when it did not: only bad tasks are counted),
+-- in parallel lists of one order.
 with untimed as (
     select task_id, span_id, hop_kind, hop_name, duration_ms, end_ns,
            intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
@@ -39,7 +40,7 @@ from (
             'long_ms', arrayMap(x -> x.1, long_calls),
             'end_off_ns', arrayMap(x -> x.2, long_calls),
             'bad', arrayMap(x -> x.5, long_calls)) as vals,
-        arrayMap(x -> x.4, long_calls) as task_ids,
+        arrayMap(x -> if(x.5 = 1, x.4, ''), long_calls) as task_ids,
         arraySlice(arrayReverseSort(groupArrayIf(ex, candidate)), 1, 5) as examples,
         CAST(NULL, 'Nullable(Int64)') as first_ns,
         CAST(NULL, 'Nullable(Int64)') as last_ns
