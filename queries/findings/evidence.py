@@ -23,7 +23,7 @@ it until then); a request takes a whole hour from it only when the hour is built
 minutes is dirty, and the rest of the window from the minutes.
 
 On ClickHouse (no transactions, a verdict asks its evidence inline as the snippet
-`evidence_<question>`) only the questions of STORED["clickhouse"] are stored, in
+`evidence_<question>`) the questions of STORED["clickhouse"] are stored, in
 `agentsla_finding_evidence`, the minutes marked dirty by the materializer passes; a verdict then
 reads `_evidence_mixed.sql` (stored minutes plus the rest from raw rows) instead. The refresh
 writes a minute's evidence before it deletes the marks it saw, so a crash leaves the minute dirty,
@@ -90,13 +90,8 @@ HOUR_SETTLE_NS = SLACK_NS
 #: Hours one worker round builds at most (newest first).
 ROUND_HOURS = 2
 
-#: The questions each engine stores: on ClickHouse those whose evidence is already additive per
-#: minute (the others' evidence is one row per unit: each verdict asks it itself, over the
-#: window widened by the slack).
-STORED = {"duckdb": QUESTIONS,
-          "clickhouse": ("attempts_per_call", "retried_timeouts", "retry_storms",
-                         "slow_first_tokens", "steps_beyond_limit", "loop_limit_errors",
-                         "work_after_cutoff")}
+#: The questions each engine stores: all of them, their evidence additive per minute on both.
+STORED = {"duckdb": QUESTIONS, "clickhouse": QUESTIONS}
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
@@ -245,7 +240,8 @@ def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], wher
     stored_as = (question_id(store, question, params)
                  if question in STORED[store.dialect] else None)
     if stored_as not in where.ready or where.roll_lo >= where.roll_hi:
-        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns))
+        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns),
+                          **VERDICT_SNIPPETS.get(question, {}))
     stored = {"question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
               "raw_minutes": [m for lo, hi in where.raw
                               for m in range(max(lo, where.roll_lo), min(hi, where.roll_hi),

@@ -15,13 +15,15 @@ import random
 from dataclasses import replace
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.collector.store.clickhouse.url import parse_store_url
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore, prepare
-from agentsla.queries.findings import _detect, evidence, resolve_thresholds
-from test_engines_agree import CONFIG, exporter_rows
-from test_findings_engines_agree import NOW, THRESHOLDS, WINDOW, _agree, stories
+from agentsla.queries.engines.duckdb import DuckDBStore
+from agentsla.queries.findings import _detect, evidence, find_findings, resolve_thresholds
+from test_engines_agree import CONFIG, _span, duck_with, exporter_rows
+from test_findings_engines_agree import NOW, THRESHOLDS, WINDOW, _agree, _root, stories
 
 S = 10**9
 TH = resolve_thresholds(THRESHOLDS)
@@ -150,3 +152,35 @@ def test_a_crash_between_evidence_and_dirty_delete_leaves_minutes_dirty(runner):
     _refresh_all(store)
     assert _dirty(store) == []
     _same(store)
+
+
+def _queue_waits() -> ExportTraceServiceRequest:
+    """Sixty tasks, a queue wait ending about every 20 s: 100 + 7 i ms for the first 30, then
+    2000 + 311 (i - 30) ms; each with a 30 s budget but the last (none)."""
+    request = ExportTraceServiceRequest()
+    spans = request.resource_spans.add().scope_spans.add().spans
+    for i in range(60):
+        at, wait = i * 20_000, 100 + 7 * i if i < 30 else 2000 + 311 * (i - 30)
+        budget = {"budget__total_ms": 30_000.0} if i < 59 else {}
+        spans.extend([_root(100 + i, f"queued-{i}", wait + 1000, at=at, **budget),
+                      _span(100 + i, 2, 1, "jobs", at, at + wait, messaging__system="kafka")])
+    return request
+
+
+def test_rising_queue_waits_from_stored_minutes_cut_by_the_quarters_agree(runner):
+    """The quarters' boundary seconds cut stored minutes, whose waits are read one by one
+    (their seconds and buckets, a wait without a budget among them): ClickHouse's stored path
+    gives DuckDB's finding (p90s, median budget, examples of the late quarter)."""
+    request = _queue_waits()
+    store = Recording(runner)
+    _feed(runner, exporter_rows(request))
+    _refresh_all(store)
+    duck = duck_with(request, NOW)
+    try:
+        want = find_findings(DuckDBStore(duck), *WINDOW, "saturation", THRESHOLDS)
+    finally:
+        duck.close()
+    assert [f["rule"] for f in want] == ["rising_queue_wait"]
+    assert want[0]["evidence"]["late_budget_ms"] is not None
+    _agree(find_findings(store, *WINDOW, "saturation", THRESHOLDS), want)
+    assert "rising_queue_waits" in store.stored

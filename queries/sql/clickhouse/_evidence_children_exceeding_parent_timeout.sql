@@ -1,7 +1,7 @@
--- snippet: evidence of findings/children_exceeding_parent_timeout: the parents with a timeout
--- that ended in [lo_ns, hi_ns) and whose sequential children's worst cases sum past it, one
--- row each (their children: those that started within span_slack_ns of the parent's end,
--- whatever the range); DuckDB's twin, which adds them up per minute
+-- snippet: evidence of findings/children_exceeding_parent_timeout for the parents with a
+-- timeout that ended in [lo_ns, hi_ns) and whose sequential children's worst cases sum past
+-- it, per minute of that end and hop (their children: those that started within
+-- span_slack_ns of the parent's end, whatever the range); DuckDB's twin
 with parents as (
     select trace_id, span_id, task_id, hop_kind, hop_name, hop_timeout_ms, is_error, error_type,
            end_ns
@@ -38,10 +38,30 @@ sums as (
         countIf(start_ns < prev_end_ns) as overlapping
     from child_calls
     group by trace_id, parent_span_id
+),
+exceeding as (
+    select p.task_id as task_id, p.span_id as span_id, p.hop_kind as hop_kind,
+           p.hop_name as hop_name, p.hop_timeout_ms as hop_timeout_ms,
+           p.error_type as error_type, p.end_ns as end_ns, s.n_children as child_calls,
+           s.worst_sum as children_worst_ms,
+           (toFloat64(children_worst_ms), task_id, span_id) as ex
+    from parents as p
+    inner join sums as s on s.trace_id = p.trace_id and s.parent_span_id = p.span_id
+    where s.overlapping = 0 and s.n_children >= 2 and s.worst_sum > p.hop_timeout_ms
 )
-select p.task_id as task_id, p.span_id as span_id, p.hop_kind as hop_kind,
-       p.hop_name as hop_name, p.hop_timeout_ms as hop_timeout_ms, p.error_type as error_type,
-       p.end_ns as end_ns, s.n_children as child_calls, s.worst_sum as children_worst_ms
-from parents as p
-inner join sums as s on s.trace_id = p.trace_id and s.parent_span_id = p.span_id
-where s.overlapping = 0 and s.n_children >= 2 and s.worst_sum > p.hop_timeout_ms
+select
+    intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
+    hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
+    map('parents', toFloat64(count()), 'parent_timeout_ms', toFloat64(max(hop_timeout_ms)),
+        'max_children_worst_ms', toFloat64(max(children_worst_ms)),
+        'parents_timed_out',
+        toFloat64(countIf(error_type in ('timeout', 'budget_exhausted')))) as n,
+    map('children_worst_ms', groupArray(toFloat64(children_worst_ms)),
+        'child_calls', groupArray(toFloat64(child_calls))) as vals,
+    {{evidence_top5}} as examples,
+    min(end_ns) as first_ns,
+    max(end_ns) as last_ns
+from exceeding
+group by minute_ns, hop_kind, hop_name

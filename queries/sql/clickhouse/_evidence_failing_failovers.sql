@@ -1,8 +1,8 @@
--- snippet: evidence of findings/failing_failovers: the failovers whose last marking span ended
--- in [lo_ns, hi_ns), one row per trace and backup (marking spans read from [start_ns, end_ns);
--- the backup's own calls from the failover's start, and from reach_ns, to end_ns), judged
--- failed or not (DuckDB's twin, which adds them up per minute and tallies failure types and
--- primary hops per value)
+-- snippet: evidence of findings/failing_failovers for the failovers whose last marking span
+-- ended in [lo_ns, hi_ns), per minute of that end and backup (marking spans read from
+-- [start_ns, end_ns); the backup's own calls from the failover's start, and from reach_ns, to
+-- end_ns); DuckDB's twin. The most common failure type and primary hop are tallied per value
+-- (`failure_type=...`, `primary=...`).
 with marked as (
     -- spans marking a failover to a backup (the backup's own call, or the caller serving it)
     select
@@ -46,15 +46,36 @@ backup_calls as (
       and b.start_ns >= {reach_ns:Int64} and b.start_ns < {end_ns:Int64}
       and b.trace_id in (select trace_id from failovers)
     group by f.trace_id, f.backup
+),
+judged as (
+    select
+        f.task_id as task_id, f.backup as hop_name, f.primary_hop as primary_hop,
+        f.last_end_ns as end_ns,
+        coalesce(b.backup_kind, f.marked_kind) as hop_kind,
+        -- the backup's last call decides; without one, the marking spans do
+        coalesce(b.last_failed, f.backup_span_failed, f.marked_failed) as failed,
+        coalesce(b.last_error_type, f.marked_error_type) as failure_type,
+        coalesce(b.last_span_id, f.marked_span_id) as example_span_id
+    from failovers as f
+    left join backup_calls as b on b.trace_id = f.trace_id and b.backup = f.backup
 )
 select
-    f.task_id as task_id, f.backup as hop_name, f.primary_hop as primary_hop,
-    f.last_end_ns as end_ns,
-    coalesce(b.backup_kind, f.marked_kind) as hop_kind,
-    -- the backup's last call decides; without one, the marking spans do
-    coalesce(b.last_failed, f.backup_span_failed, f.marked_failed) as failed,
-    coalesce(b.last_error_type, f.marked_error_type) as failure_type,
-    coalesce(b.last_span_id, f.marked_span_id) as example_span_id
-from failovers as f
-left join backup_calls as b on b.trace_id = f.trace_id and b.backup = f.backup
+    intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
+    hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+    CAST(NULL, 'Nullable(String)') as label,
+    CAST([], 'Array(String)') as task_ids,
+    mapConcat(
+        map('failovers', toFloat64(count()), 'failed', toFloat64(countIf(failed))),
+        sumMapIf(map(concat('failure_type=', assumeNotNull(failure_type)), 1.0),
+                 failed and failure_type is not null),
+        sumMapIf(map(concat('primary=', assumeNotNull(primary_hop)), 1.0),
+                 primary_hop is not null)) as n,
+    CAST(map(), 'Map(String, Array(Float64))') as vals,
+    arraySlice(arrayReverseSort(groupArrayIf(
+        (toFloat64(end_ns), task_id, assumeNotNull(example_span_id)), failed)), 1, 5)
+        as examples,
+    minIfOrNull(end_ns, failed) as first_ns,
+    maxIfOrNull(end_ns, failed) as last_ns
+from judged
+group by minute_ns, hop_kind, hop_name
 settings join_use_nulls = 1

@@ -1,8 +1,9 @@
--- snippet: evidence of findings/timeouts_exceeding_budget_left: the calls with a timeout that
--- ended in [lo_ns, hi_ns), one row each, with what their caller had left and whether their
--- worst case overshot it; parents, roots and tasks are read among those that started from
--- reach_ns (a task's spans start within 30 min of it). DuckDB's twin, which adds them up per
--- minute.
+-- snippet: evidence of findings/timeouts_exceeding_budget_left for the calls with a timeout
+-- that ended in [lo_ns, hi_ns), per minute of that end and hop (DuckDB's twin); parents,
+-- roots and tasks are read among those that started from reach_ns (a task's spans start
+-- within 30 min of it). The minute's call that overshot most is its first example, its
+-- arithmetic in n and its tightest limit in label; what the inverted calls had left as
+-- histogram buckets (vals left_bucket/_count).
 with timed_calls as (
     select trace_id, span_id, assumeNotNull(parent_span_id) as parent_span_id, task_id,
            hop_kind, hop_name, start_ns, end_ns, hop_timeout_ms, retry_max,
@@ -58,15 +59,37 @@ judged as (
                                 [budget_left_ms, parent_left_ms, root_left_ms]))) as left_ms,
         hop_timeout_ms * attempts_left as worst_ms
     from placed
+),
+flagged as (
+    select *,
+           -- which limit was the tightest, for the hint
+           multiIf(coalesce(left_ms = parent_left_ms, false), parent_name,
+                   coalesce(left_ms = root_left_ms, false), root_name, 'the task budget')
+               as bound_by,
+           coalesce(left_ms > 0 and worst_ms > left_ms, false) as inverted,
+           if(inverted, assumeNotNull(left_ms), 1.0) as value,  -- a log needs it positive
+           (assumeNotNull(worst_ms - left_ms), task_id, span_id) as overshoot
+    from judged
 )
-select
-    task_id, span_id, hop_kind, hop_name, end_ns, hop_timeout_ms, attempts_left, left_ms,
-    worst_ms,
-    -- which limit was the tightest, for the hint
-    multiIf(coalesce(left_ms = parent_left_ms, false), parent_name,
-            coalesce(left_ms = root_left_ms, false), root_name, 'the task budget') as bound_by,
-    coalesce(task_bad, false) as task_bad,
-    coalesce(left_ms > 0 and worst_ms > left_ms, false) as inverted,
-    (worst_ms - left_ms, task_id, span_id) as overshoot
-from judged
+select * except left_hist
+from (
+    select
+        intDiv(end_ns, 60000000000) * 60000000000 as minute_ns,
+        hop_kind, hop_name, CAST(NULL, 'Nullable(String)') as task_type,
+        if(countIf(inverted) > 0, argMaxIf(bound_by, overshoot, inverted), NULL) as label,
+        map('calls', toFloat64(count()), 'inverted_calls', toFloat64(countIf(inverted)),
+            'timeout_alone_exceeds', toFloat64(countIf(inverted and hop_timeout_ms > left_ms)),
+            'timeout_ms', toFloat64(argMaxIf(hop_timeout_ms, overshoot, inverted)),
+            'attempts', toFloat64(argMaxIf(attempts_left, overshoot, inverted)),
+            'worst_case_ms', toFloat64(argMaxIf(worst_ms, overshoot, inverted)),
+            'left_ms', toFloat64(argMaxIf(left_ms, overshoot, inverted))) as n,
+        groupUniqArrayIf(task_id, inverted and coalesce(task_bad, false)) as task_ids,
+        sumMapIf([toFloat64({{hist_bucket}})], [1.0], inverted) as left_hist,
+        map('left_bucket', left_hist.1, 'left_count', left_hist.2) as vals,
+        arraySlice(arrayReverseSort(groupArrayIf(overshoot, inverted)), 1, 5) as examples,
+        minIfOrNull(end_ns, inverted) as first_ns,
+        maxIfOrNull(end_ns, inverted) as last_ns
+    from flagged
+    group by minute_ns, hop_kind, hop_name
+)
 settings join_use_nulls = 1

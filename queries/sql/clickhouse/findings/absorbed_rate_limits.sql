@@ -1,39 +1,30 @@
 -- queries.findings.rate_limit_masking.absorbed_rate_limits: which hops had 429s that retries absorbed, and what did it cost in latency?
--- (the verdict over the window's logical calls, _evidence_absorbed_rate_limits.sql, asked
--- inline: the masked and the clean calls' p99s from the exponential histograms DuckDB's stored
--- evidence keeps, within 1.1 %, so both engines give the same numbers)
-with judged as materialized ({{evidence_absorbed_rate_limits}}),
+-- (the verdict over the window's evidence, _evidence_absorbed_rate_limits.sql, asked inline:
+-- the masked and the clean calls' p99s from their exponential histograms, as DuckDB's, within
+-- 1.1 %, so both engines give the same numbers)
+with evidence_rows as materialized ({{evidence_absorbed_rate_limits}}),
 masking as (
     select
         hop_kind, hop_name,
-        count() as n_calls,
-        countIf(masked) as n_masked,
-        toInt64(sumIf(rate_limited, masked)) as n_absorbed,
-        countIf(masked and task_ok) as n_task_ok,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 arraySlice(arrayReverseSort(groupArrayIf(
-                     (latency_ms, task_id, span_id), masked)), 1, 5)) as top,
-        minIfOrNull(end_ns, masked) as first_ns,
-        maxIfOrNull(end_ns, masked) as last_ns
-    from judged
+        toInt64(sum(n['calls'])) as n_calls,
+        toInt64(sum(n['masked_calls'])) as n_masked,
+        toInt64(sum(n['absorbed_429s'])) as n_absorbed,
+        sum(n['masked_task_ok']) as n_task_ok,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from evidence_rows
     group by hop_kind, hop_name
     having n_absorbed >= {rate_limit_min_absorbed:Float64}
        and n_masked >= {rate_limit_min_share:Float64} * n_calls
 ),
-hist as (
-    -- the latency histograms of those hops' masked and clean calls, for their p99s
-    select (hop_kind, hop_name) as grp, if(masked, 'masked', 'clean') as metric,
-           {{hist_bucket}} as bucket, count() as count
-    from (select hop_kind, hop_name, masked, greatest(latency_ms, 0) as value from judged
-          where (masked or rate_limited = 0)
-            and (hop_kind, hop_name) in (select hop_kind, hop_name from masking))
-    group by grp, metric, bucket
-),
+hist_hops as (select hop_kind, hop_name from masking),
+hist as ({{evidence_hist}}),
 probs as (
     select 'masked' as p_metric, 'masked' as label, 0.99 as q
     union all select 'clean', 'clean', 0.99
 ),
-{{hist_quantiles}}
+{{hist_quantiles}},
+examples as ({{evidence_examples}})
 select
     m.hop_kind as hop_kind, m.hop_name as hop_name,
     m.n_calls as calls,
@@ -42,11 +33,12 @@ select
     q.value as masked_p99_ms,
     c.value as clean_p99_ms,
     m.n_task_ok / m.n_masked as masked_task_success,
-    m.top as examples,
+    e.examples as examples,
     m.first_ns as first_ns,
     m.last_ns as last_ns
 from masking as m
 left join quantiles as q on q.grp = (m.hop_kind, m.hop_name) and q.label = 'masked'
 left join quantiles as c on c.grp = (m.hop_kind, m.hop_name) and c.label = 'clean'
+left join examples as e on e.hop_kind <=> m.hop_kind and e.hop_name <=> m.hop_name
 order by absorbed_429s desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

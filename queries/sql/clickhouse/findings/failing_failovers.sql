@@ -1,33 +1,19 @@
 -- queries.findings.false_failover.failing_failovers: which backups that traffic failed over to then failed themselves?
--- (the verdict over the window's failovers, _evidence_failing_failovers.sql, asked inline)
-with judged as materialized ({{evidence_failing_failovers}}),
+-- (the verdict over the window's evidence, _evidence_failing_failovers.sql, asked inline)
+with evidence_rows as materialized ({{evidence_failing_failovers}}),
 backups as (
     select
         hop_kind, hop_name,
-        count() as n_failovers,
-        countIf(failed) as n_failed,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 arraySlice(arrayReverseSort(groupArrayIf(
-                     (toFloat64(end_ns), task_id, assumeNotNull(example_span_id)), failed)), 1, 5))
-            as top,
-        minIfOrNull(end_ns, failed) as first_ns,
-        maxIfOrNull(end_ns, failed) as last_ns
-    from judged
+        toInt64(sum(n['failovers'])) as n_failovers,
+        toInt64(sum(n['failed'])) as n_failed,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from evidence_rows
     group by hop_kind, hop_name
 ),
 tallies as (
-    -- the failed failovers' failure types and all failovers' primary hops, counted per value
-    select hop_kind, hop_name, 'failure_type' as what, assumeNotNull(failure_type) as value,
-           count() as times
-    from judged
-    where failed and failure_type is not null
-    group by hop_kind, hop_name, value
-    union all
-    select hop_kind, hop_name, 'primary' as what, assumeNotNull(primary_hop) as value,
-           count() as times
-    from judged
-    where primary_hop is not null
-    group by hop_kind, hop_name, value
+    -- the minutes' counts per failure type and per primary hop, added up
+    {{evidence_tallies}}
 ),
 modes as (
     -- the most common of each (the greatest of equals)
@@ -39,7 +25,8 @@ modes as (
         countIf(what = 'primary') > 0 as has_primary
     from tallies
     group by hop_kind, hop_name
-)
+),
+examples as ({{evidence_examples}})
 select
     b.hop_kind as hop_kind, b.hop_name as hop_name,
     b.n_failovers as failovers,
@@ -47,11 +34,12 @@ select
     b.n_failed / b.n_failovers as failure_share,
     if(m.has_failure, m.mode_failure, NULL) as failure_type,
     if(m.has_primary, m.mode_primary, NULL) as primary_hop,
-    b.top as examples,
+    e.examples as examples,
     b.first_ns as first_ns,
     b.last_ns as last_ns
 from backups as b
-left join modes as m on m.hop_kind = b.hop_kind and m.hop_name = b.hop_name
+left join modes as m on m.hop_kind <=> b.hop_kind and m.hop_name <=> b.hop_name
+left join examples as e on e.hop_kind <=> b.hop_kind and e.hop_name <=> b.hop_name
 where b.n_failed >= {false_failover_min_failures:Float64}
   and b.n_failed >= {false_failover_min_share:Float64} * b.n_failovers
 order by failed_failovers desc

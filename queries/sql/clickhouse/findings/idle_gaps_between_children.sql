@@ -1,26 +1,26 @@
 -- queries.findings.wait_amplification.idle_gaps_between_children: which hops sat idle between their children's calls (parents that poll excepted)?
--- (the verdict over the window's idle parents, _evidence_idle_gaps_between_children.sql,
--- asked inline)
-with idle_parents as ({{evidence_idle_gaps_between_children}}),
+-- (the verdict over the window's evidence, _evidence_idle_gaps_between_children.sql, asked
+-- inline)
+with evidence_rows as materialized ({{evidence_idle_gaps_between_children}}),
 parents as (
     select
         hop_kind, hop_name,
-        count() as n_parents,
-        quantileExactInclusive(0.5)(mean_gap_ms) as median_gap,
-        quantileExactInclusive(0.5)(gaps) as median_gaps,
-        quantileExactInclusive(0.5)(idle_share) as median_share,
-        sum(idle_ms) / 1000 as idle_seconds,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 arraySlice(arrayReverseSort(groupArray((idle_ms, task_id, span_id))), 1, 5))
-            as top,
-        min(end_ns) as first_ns,
-        max(end_ns) as last_ns
-    from idle_parents
+        toInt64(sum(n['parents'])) as n_parents,
+        quantileExactInclusiveOrNullArray(0.5)(vals['mean_gap_ms']) as median_gap,
+        quantileExactInclusiveOrNullArray(0.5)(vals['gaps']) as median_gaps,
+        quantileExactInclusiveOrNullArray(0.5)(vals['idle_share']) as median_share,
+        sum(n['idle_ms']) / 1000 as idle_seconds,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from evidence_rows
     group by hop_kind, hop_name
-)
-select hop_kind, hop_name, 'idle_gaps' as rule, n_parents as parents, median_gap as interval_ms,
-       median_gaps as gaps_per_parent, median_share as idle_share, idle_seconds,
-       top as examples, first_ns, last_ns
-from parents
+),
+examples as ({{evidence_examples}})
+select p.hop_kind as hop_kind, p.hop_name as hop_name, 'idle_gaps' as rule,
+       p.n_parents as parents, p.median_gap as interval_ms, p.median_gaps as gaps_per_parent,
+       p.median_share as idle_share, p.idle_seconds as idle_seconds, e.examples as examples,
+       p.first_ns as first_ns, p.last_ns as last_ns
+from parents as p
+left join examples as e on e.hop_kind <=> p.hop_kind and e.hop_name <=> p.hop_name
 order by idle_seconds desc
-settings enable_materialized_cte = 1
+settings join_use_nulls = 1, enable_materialized_cte = 1

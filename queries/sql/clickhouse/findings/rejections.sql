@@ -1,33 +1,33 @@
 -- queries.findings.saturation.rejections: where were finished tasks rejected, and what share of all finished tasks?
--- (the verdict over the window's finished tasks, _evidence_rejections.sql, asked inline)
-with finished as ({{evidence_rejections}}),
+-- (the verdict over the window's evidence, _evidence_rejections.sql, asked inline)
+with evidence_rows as materialized ({{evidence_rejections}}),
 total as (
-    select count() as n_tasks
-    from finished
+    select sum(n['finished']) as n_tasks
+    from evidence_rows
+    where hop_kind is null
 ),
 rejected as (
     select
         hop_kind, hop_name,
-        count() as n_rejected,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 arraySlice(arrayReverseSort(groupArray(
-                     (toFloat64(end_ns), task_id, assumeNotNull(example_span_id)))), 1, 5))
-            as top,
-        min(end_ns) as first_ns,
-        max(end_ns) as last_ns
-    from finished
-    where outcome = 'rejected'
+        toInt64(sum(n['rejected'])) as n_rejected,
+        min(first_ns) as first_ns,
+        max(last_ns) as last_ns
+    from evidence_rows
+    where hop_kind is not null
     group by hop_kind, hop_name
-)
+),
+examples as ({{evidence_examples}})
 select
     r.hop_kind as hop_kind, r.hop_name as hop_name,
     r.n_rejected as rejected_tasks,
     r.n_rejected / t.n_tasks as rejected_share,
-    r.top as examples,
+    e.examples as examples,
     r.first_ns as first_ns,
     r.last_ns as last_ns
 from rejected as r
 cross join total as t
+left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 where r.n_rejected >= {saturation_min_rejections:Float64}
   and r.n_rejected >= {saturation_rejection_share:Float64} * t.n_tasks
 order by rejected_tasks desc
+settings join_use_nulls = 1, enable_materialized_cte = 1

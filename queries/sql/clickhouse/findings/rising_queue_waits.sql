@@ -1,54 +1,72 @@
 -- queries.findings.saturation.rising_queue_waits: which queues' p90 wait rose from the first to the last quarter of their evidence?
--- (the verdict over the window's waits, _evidence_rising_queue_waits.sql, asked inline: the
--- quarters are cut at whole seconds and the p90s and the median budget come from exponential
--- histograms, as DuckDB's stored evidence keeps them, within 1.1 %: both engines give the same
--- numbers)
-with waits as materialized ({{evidence_rising_queue_waits}}),
+-- (the verdict over the window's evidence, _evidence_rising_queue_waits.sql, asked inline: the
+-- quarters are cut at whole seconds, the p90s and the median budget come from histograms, as
+-- DuckDB's: a minute wholly in a quarter from its minute histograms, the minute a boundary
+-- cuts from its waits' seconds and buckets)
+with evidence_rows as materialized ({{evidence_rising_queue_waits}}),
 spread as (
-    select hop_kind, hop_name, min(end_ns) as first_end, max(end_ns) as last_end
-    from waits
+    select hop_kind, hop_name, toInt64(sum(n['waits'])) as n_waits,
+           max(n['max_wait_ms']) as max_wait, min(first_ns) as first_end,
+           max(last_ns) as last_end
+    from evidence_rows
     group by hop_kind, hop_name
 ),
-quarters as (
-    -- the first and the last quarter of the hop's evidence time range, their boundaries
-    -- rounded to the nearest second (DuckDB's verdict, step for step)
-    select
-        w.*,
-        intDiv(w.end_ns, 1000000000)
-            < intDiv(s.first_end + intDiv(s.last_end - s.first_end, 4) + 500000000, 1000000000)
-            as early,
-        intDiv(w.end_ns, 1000000000)
-            >= intDiv(s.last_end - intDiv(s.last_end - s.first_end, 4) + 500000000, 1000000000)
-            as late,
-        (w.duration_ms, w.task_id, w.span_id) as ex
-    from waits as w
-    inner join spread as s on s.hop_kind = w.hop_kind and s.hop_name = w.hop_name
+cuts as (
+    -- the quarters of the hop's evidence time range, their boundaries rounded to the nearest
+    -- second: the first quarter ends before early_to_s, the last starts at late_from_s
+    select *,
+           intDiv(first_end + intDiv(last_end - first_end, 4) + 500000000, 1000000000)
+               as early_to_s,
+           intDiv(last_end - intDiv(last_end - first_end, 4) + 500000000, 1000000000)
+               as late_from_s
+    from spread
 ),
-compared as (
-    select
-        hop_kind, hop_name,
-        count() as n_waits,
-        max(duration_ms) as max_wait,
-        countIf(early) as n_early,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 arraySlice(arrayReverseSort(groupArrayIf(ex, late)), 1, 5)) as top,
-        min(end_ns) as first_ns,
-        max(end_ns) as last_ns
-    from quarters
-    group by hop_kind, hop_name
-    having n_early >= {saturation_min_early_waits:Float64}
+minutes as (
+    -- each minute: wholly in a quarter, or cut by the quarter's boundary second
+    select r.hop_kind as hop_kind, r.hop_name as hop_name, r.vals as vals,
+           r.examples as examples, c.early_to_s as early_to_s, c.late_from_s as late_from_s,
+           intDiv(r.minute_ns, 1000000000) as minute_s,
+           minute_s + 60 <= early_to_s as early_whole,
+           minute_s < early_to_s and early_to_s < minute_s + 60 as early_cut,
+           minute_s >= late_from_s as late_whole,
+           minute_s < late_from_s and late_from_s < minute_s + 60 as late_cut
+    from evidence_rows as r
+    inner join cuts as c on c.hop_kind = r.hop_kind and c.hop_name = r.hop_name
+),
+whole as (
+    -- the minutes wholly in a quarter: their histograms
+    select hop_kind, hop_name, metric, b.1 as bucket, b.2 as count
+    from (select hop_kind, hop_name, vals, 'early' as metric, 'wait' as population
+          from minutes where early_whole
+          union all
+          select hop_kind, hop_name, vals, 'late', 'wait' from minutes where late_whole
+          union all
+          select hop_kind, hop_name, vals, 'budget', 'budget' from minutes where late_whole)
+    array join arrayZip(vals[concat(population, '_bucket')],
+                        vals[concat(population, '_count')]) as b
+),
+cut as (
+    -- the waits of the minutes a boundary cuts, one by one: the second each ended in
+    select hop_kind, hop_name, early_cut, late_cut, early_to_s, late_from_s,
+           minute_s + w.1 as second_s, w.2 as wait_bucket, w.3 as budget_bucket
+    from minutes
+    array join arrayZip(vals['second'], vals['second_wait_bucket'],
+                        vals['second_budget_bucket']) as w
+    where early_cut or late_cut
 ),
 hist as (
-    -- the early and the late quarter's waits, and the late quarter's budgets, of those hops
-    select (hop_kind, hop_name) as grp, metric, {{hist_bucket}} as bucket, count() as count
-    from (select hop_kind, hop_name, 'early' as metric, greatest(duration_ms, 0) as value
-          from quarters where early
+    -- the early and the late quarter's waits, and the late quarter's budgets
+    select (hop_kind, hop_name) as grp, metric, toInt32(bucket) as bucket, sum(count) as count
+    from (select hop_kind, hop_name, metric, bucket, count from whole
           union all
-          select hop_kind, hop_name, 'late', greatest(duration_ms, 0) from quarters where late
+          select hop_kind, hop_name, 'early', wait_bucket, 1.0 from cut
+          where early_cut and second_s < early_to_s
           union all
-          select hop_kind, hop_name, 'budget', greatest(budget_total_ms, 0) from quarters
-          where late and budget_total_ms is not null)
-    where (hop_kind, hop_name) in (select hop_kind, hop_name from compared)
+          select hop_kind, hop_name, 'late', wait_bucket, 1.0 from cut
+          where late_cut and second_s >= late_from_s
+          union all
+          select hop_kind, hop_name, 'budget', budget_bucket, 1.0 from cut
+          where late_cut and second_s >= late_from_s and not isNaN(budget_bucket))
     group by grp, metric, bucket
 ),
 probs as (
@@ -56,16 +74,40 @@ probs as (
     union all select 'late', 'late', 0.9
     union all select 'budget', 'budget', 0.5
 ),
-{{hist_quantiles}}
+{{hist_quantiles}},
+early_counts as (
+    -- how many waits the first quarter holds
+    select grp, toInt64(sum(count)) as n_early
+    from hist
+    where metric = 'early'
+    group by grp
+),
+examples as (
+    -- the late quarter's five longest waits: a whole minute's examples hold its five longest,
+    -- a cut one's those of its late seconds
+    select hop_kind, hop_name,
+           arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
+                    arraySlice(arrayReverseSort(groupArray(ex)), 1, 5)) as top
+    from (select hop_kind, hop_name, late_whole, late_from_s, e.1 as ex,
+                 minute_s + e.2 as second_s
+          from minutes
+          array join arrayZip(examples, vals['example_second']) as e
+          where late_whole or late_cut)
+    where late_whole or second_s >= late_from_s
+    group by hop_kind, hop_name
+)
 select c.hop_kind as hop_kind, c.hop_name as hop_name, c.n_waits as waits,
        e.value as early_p90_ms, l.value as late_p90_ms, c.max_wait as max_wait_ms,
-       b.value as late_budget_ms, c.n_early as early_waits, c.top as examples,
-       c.first_ns as first_ns, c.last_ns as last_ns
-from compared as c
+       b.value as late_budget_ms, n.n_early as early_waits, x.top as examples,
+       c.first_end as first_ns, c.last_end as last_ns
+from spread as c
+inner join early_counts as n on n.grp = (c.hop_kind, c.hop_name)
 inner join quantiles as e on e.grp = (c.hop_kind, c.hop_name) and e.label = 'early'
 inner join quantiles as l on l.grp = (c.hop_kind, c.hop_name) and l.label = 'late'
 left join quantiles as b on b.grp = (c.hop_kind, c.hop_name) and b.label = 'budget'
-where l.value >= {saturation_min_wait_ms:Float64}
+left join examples as x on x.hop_kind = c.hop_kind and x.hop_name = c.hop_name
+where n.n_early >= {saturation_min_early_waits:Float64}
+  and l.value >= {saturation_min_wait_ms:Float64}
   and l.value >= {saturation_wait_growth:Float64} * e.value
   -- a wait that rose but leaves most of the budget is not yet saturation
   and (b.value is null or l.value >= {saturation_budget_share:Float64} * b.value)
