@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from pathlib import Path
@@ -38,6 +39,17 @@ _AXIS = dict(gridcolor="rgba(128,128,128,0.25)", zerolinecolor="rgba(128,128,128
 CHART_TEMPLATE = go.layout.Template(layout=dict(
     paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", hoverlabel_align="left",
     title_x=0.05, xaxis=_AXIS, yaxis=_AXIS))
+
+
+@st.cache_resource(show_spinner=False)
+def freeze_heap() -> None:
+    """Once per process, after its first page (Plotly, pandas and the rest imported): move every
+    object then alive out of the garbage collector's reach (gc.freeze). They live as long as the
+    process anyway, and Streamlit's full collection after every script run (and Python's own)
+    otherwise walked them all, 0.1-0.4 s a page while the page's last messages waited for the
+    GIL (docs/dashboard.md)."""
+    gc.collect()
+    gc.freeze()
 
 
 def page(title: str, body: Callable[[], None]) -> None:
