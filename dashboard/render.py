@@ -52,9 +52,12 @@ def freeze_heap() -> None:
     gc.freeze()
 
 
-def page(title: str, body: Callable[[], None]) -> None:
-    """Render a page: its title, then `body` guarded, re-run on the auto-refresh interval."""
+def page(title: str, body: Callable[[], None], charts: bool = False) -> None:
+    """Render a page: its title, then `body` guarded, re-run on the auto-refresh interval.
+    A page with `charts` starts loading plotly.js first (preload_charts)."""
     st.title(title)
+    if charts:
+        preload_charts()
     seconds = filters.current().refresh_s
     if seconds:
         st.fragment(run_every=seconds)(lambda: _guarded(body))()
@@ -91,6 +94,16 @@ def chart(fig: go.Figure, key: str) -> None:
     fig.update_layout(template=CHART_TEMPLATE)
     _chart(data={"figure": fig.to_json(), "bundle": CHART_BUNDLE_URL,
                  "config": {"displaylogo": False, "responsive": True}}, key=key)
+
+
+def preload_charts() -> None:
+    """Start loading plotly.js in the browser before the page asks the API anything: a fresh
+    tab otherwise fetched and evaluated it only once the first figure arrived, after the API's
+    answers (docs/dashboard.md). Drawn at the end of the sidebar, where its empty element's
+    place is not seen."""
+    if CHART_BUNDLE.exists():
+        with st.sidebar:
+            _chart(data={"bundle": CHART_BUNDLE_URL}, key="plotly_preload")
 
 
 def filter_note(path: str, what: str = "this view") -> None:

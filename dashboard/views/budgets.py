@@ -78,4 +78,4 @@ def body() -> None:
     _findings()
 
 
-render.page("Budgets & findings", body)
+render.page("Budgets & findings", body, charts=True)

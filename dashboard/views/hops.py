@@ -50,4 +50,4 @@ def body() -> None:
     _heatmap(answer)
 
 
-render.page("Hops", body)
+render.page("Hops", body, charts=True)

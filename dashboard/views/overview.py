@@ -66,4 +66,4 @@ def body() -> None:
         st.info("No tasks in this window.")
 
 
-render.page("Overview", body)
+render.page("Overview", body, charts=True)

@@ -159,4 +159,6 @@ def body() -> None:
         _list(outcome)
 
 
-render.page("Task explorer", body)
+# a task or a trace in the URL draws its waterfall: start loading plotly.js; the list has no chart
+render.page("Task explorer", body,
+            charts=bool(st.query_params.get("task") or st.query_params.get("trace")))
