@@ -111,10 +111,10 @@ PAGES = (
     PageSpec("budgets", "/budgets", metric="Average duration", charts=1),
     PageSpec("tasks_list", "/tasks", texts=("testid:stDataFrame", "No tasks match")),
     PageSpec("task", "/tasks?task={task}", metric="Outcome", charts=1),
-    PageSpec("alerts", "/alerts", texts=("Alerts are not configured", "testid:stDataFrame",
-                                         "No alerts")),
-    PageSpec("incidents", "/incidents", texts=("No incidents", "testid:stDataFrame",
-                                               "Incidents are not available")),
+    PageSpec("alerts", "/alerts", texts=("Alerts are not configured", "testid:stTable",
+                                         "testid:stDataFrame", "No alerts")),
+    PageSpec("incidents", "/incidents", texts=("No incidents", "testid:stTable",
+                                               "testid:stDataFrame", "Incidents are not available")),
 )
 #: The baseline: a Streamlit page that draws one metric and the caption the visit waits for.
 EMPTY = PageSpec("empty", "/", metric="Empty page")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import gc
 import logging
+import re
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -104,6 +105,30 @@ def preload_charts() -> None:
     if CHART_BUNDLE.exists():
         with st.sidebar:
             _chart(data={"bundle": CHART_BUNDLE_URL}, key="plotly_preload")
+
+
+#: What Markdown (with Streamlit's LaTeX and colour directives) reads inside a line, and at a
+#: line's start (headings, quotes, lists): st.table draws every cell as Markdown.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>$~|&!])")
+_MARKDOWN_LINE_START = re.compile(r"^(\s*)(>|(?:[#+*-]|\d+[.)])(?=\s|$))", re.MULTILINE)
+
+
+def literal(value: Any) -> Any:
+    """A table cell shown as written: a string's Markdown characters backslash-escaped
+    (CommonMark's escape for ASCII punctuation); other values as they are."""
+    if not isinstance(value, str):
+        return value
+    text = _MARKDOWN_INLINE.sub(r"\\\1", value)
+    return _MARKDOWN_LINE_START.sub(lambda m: f"{m[1]}{m[2][:-1]}\\{m[2][-1]}", text)
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> None:
+    """Show rows (formatted for people, tables.py) as a static table, every row at once.
+
+    Not st.dataframe, except where a row is selected: its canvas grid (glide-data-grid, loaded
+    and drawn in the browser) made a page with one small table 1.4x an empty page where a
+    static table is 1.1-1.3x (docs/dashboard.md)."""
+    st.table([{k: literal(v) for k, v in row.items()} for row in rows], hide_index=True)
 
 
 def filter_note(path: str, what: str = "this view") -> None:

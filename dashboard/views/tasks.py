@@ -104,12 +104,12 @@ def _findings(task_id: str) -> None:
     if not found:
         st.caption("No findings for this task.")
         return
-    st.dataframe([{"severity": fmt.label(f.get("severity")),
+    render.table([{"severity": fmt.label(f.get("severity")),
                    "finding": f"{fmt.label(f.get('type'))} ({f.get('rule')})",
                    "hop": fmt.hop((f.get("hop") or {}).get("kind"), (f.get("hop") or {}).get("name"))
                    if f.get("hop") else (f.get("task_type") or fmt.MISSING),
                    "evidence": evidence_summary(f.get("evidence") or {}),
-                   "fix": f.get("hint") or fmt.MISSING} for f in found], hide_index=True)
+                   "fix": f.get("hint") or fmt.MISSING} for f in found])
 
 
 def _trace(trace_id: str) -> None:
