@@ -22,8 +22,8 @@ tests/dashboard/test_browser.py, one browser context (its HTTP cache keeps Strea
 Timing. A visit opens a new tab (a new Streamlit session) and measures wall time from
 `page.goto` to the page being drawn: its key element (the metric or text the browser tests wait
 for), all its Plotly charts drawn, the "Data from ... updated" caption that the page guard writes
-after the page body, and Streamlit's running indicator gone, each checked in the page on every animation frame. "cold": the dashboard's answer
-cache (st.cache_data, TTL 10 s) has expired, so the visit calls the API (the sidebar's three
+after the page body, and Streamlit's running indicator gone, each checked in the page on every
+animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has expired, so the visit calls the API (the sidebar's three
 filter lists plus the page's own calls); the bench waits TTL + 1 s after the last API call
 before each cold visit. "warm": the same URL opened again right after, within the TTL: no API
 call, only Streamlit and the browser. Before the timed visits one untimed page load warms
