@@ -23,9 +23,9 @@ Timing. A visit opens a new tab (a new Streamlit session) and measures wall time
 `page.goto` to the page being drawn: its key element (the metric or text the browser tests wait
 for), all its Plotly charts drawn, the "Data from ... updated" caption that the page guard writes
 after the page body, and Streamlit's running indicator gone, each checked in the page on every
-animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has expired, so the visit calls the API (the sidebar's three
-filter lists plus the page's own calls); the bench waits TTL + 1 s after the last API call
-before each cold visit. "warm": the same URL opened again right after, within the TTL: no API
+animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has expired,
+so the visit calls the API (the sidebar's three filter lists plus the page's own calls); the
+bench waits TTL + 1 s after the last API call before each cold visit. "warm": the same URL opened again right after, within the TTL: no API
 call, only Streamlit and the browser. Before the timed visits one untimed page load warms
 Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each
 (window, page) is visited cold then warm `--repeat` times; the table shows medians (and max),
@@ -114,7 +114,8 @@ PAGES = (
     PageSpec("alerts", "/alerts", texts=("Alerts are not configured", "testid:stTable",
                                          "testid:stDataFrame", "No alerts")),
     PageSpec("incidents", "/incidents", texts=("No incidents", "testid:stTable",
-                                               "testid:stDataFrame", "Incidents are not available")),
+                                               "testid:stDataFrame",
+                                               "Incidents are not available")),
 )
 #: The baseline: a Streamlit page that draws one metric and the caption the visit waits for.
 EMPTY = PageSpec("empty", "/", metric="Empty page")
