@@ -25,8 +25,8 @@ for), all its Plotly charts drawn, the "Data from ... updated" caption that the 
 after the page body, and Streamlit's running indicator gone, each checked in the page on every
 animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has expired,
 so the visit calls the API (the sidebar's three filter lists plus the page's own calls); the
-bench waits TTL + 1 s after the last API call before each cold visit. "warm": the same URL opened again right after, within the TTL: no API
-call, only Streamlit and the browser. Before the timed visits one untimed page load warms
+bench waits TTL + 1 s after the last API call before each cold visit. "warm": the same URL
+opened again right after, within the TTL: no API call, only Streamlit and the browser. Before the timed visits one untimed page load warms
 Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each
 (window, page) is visited cold then warm `--repeat` times; the table shows medians (and max),
 the JSON line every figure, the API calls of the slowest cold visit and the load average.
