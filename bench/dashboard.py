@@ -21,21 +21,21 @@ tests/dashboard/test_browser.py, one browser context (its HTTP cache keeps Strea
 
 Timing. A visit opens a new tab (a new Streamlit session) and measures wall time from
 `page.goto` to the page being drawn: its key element (the metric or text the browser tests wait
-for), all its Plotly charts drawn, the "Data from ... updated" caption that the page guard writes
-after the page body, and Streamlit's running indicator gone, each checked in the page on every
-animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has expired,
-so the visit calls the API (the sidebar's three filter lists plus the page's own calls); the
-bench waits TTL + 1 s after the last API call before each cold visit. "warm": the same URL
-opened again right after, within the TTL: no API call, only Streamlit and the browser. Before the timed visits one untimed page load warms
-Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each
-(window, page) is visited cold then warm `--repeat` times; the table shows medians (and max),
-the JSON line every figure, the API calls of the slowest cold visit and the load average.
-Each visit is also split by Streamlit's websocket frames (tab load until the rerun request;
-"script": until the last message, API calls included; "draw": browser work after it), and the
-CPU seconds of the dashboard, Chromium and server process trees are read from /proc: on a
-shared machine CPU time is disturbed less than wall time.
-Pages: overview, root causes, hops, budgets & findings, task explorer (list, and one failed
-task with its waterfall: a different task on every repetition), alerts, incidents.
+for), all its Plotly charts drawn, the "Data from ... updated" caption that the page guard
+writes after the page body, and Streamlit's running indicator gone, each checked in the page on
+every animation frame. "cold": the dashboard's answer cache (st.cache_data, TTL 10 s) has
+expired, so the visit calls the API (the sidebar's three filter lists plus the page's own
+calls); the bench waits TTL + 1 s after the last API call before each cold visit. "warm": the
+same URL opened again right after, within the TTL: no API call, only Streamlit and the browser.
+Before the timed visits one untimed page load warms Streamlit (the first script run imports
+Plotly and pandas) and the browser cache. Each (window, page) is visited cold then warm
+`--repeat` times; the table shows medians (and max), the JSON line every figure, the API calls
+of the slowest cold visit and the load average. Each visit is also split by Streamlit's
+websocket frames (tab load until the rerun request; "script": until the last message, API calls
+included; "draw": browser work after it), and the CPU seconds of the dashboard, Chromium and
+server process trees are read from /proc: on a shared machine CPU time is disturbed less than
+wall time. Pages: overview, root causes, hops, budgets & findings, task explorer (list, and one
+failed task with its waterfall: a different task on every repetition), alerts, incidents.
 
 Baseline. Every repetition also visits, the same way and in the same browser, an empty
 Streamlit page (a bare `streamlit run` of a script drawing one metric and the caption the visit
