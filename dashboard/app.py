@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from agentsla.config import load_config
-from agentsla.dashboard import data, filters, gate
+from agentsla.dashboard import data, filters, gate, render
 from agentsla.errors import AgentslaError
 
 # Not `pages/`: a folder of that name beside the main script makes Streamlit run its legacy
@@ -53,6 +53,7 @@ def main() -> None:
         data.clear()
     st.sidebar.caption(f"API: {data.target().url}")
     navigation.run()
+    render.freeze_heap()
 
 
 main()

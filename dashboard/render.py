@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import logging
+import re
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -40,9 +42,23 @@ CHART_TEMPLATE = go.layout.Template(layout=dict(
     title_x=0.05, xaxis=_AXIS, yaxis=_AXIS))
 
 
-def page(title: str, body: Callable[[], None]) -> None:
-    """Render a page: its title, then `body` guarded, re-run on the auto-refresh interval."""
+@st.cache_resource(show_spinner=False)
+def freeze_heap() -> None:
+    """Once per process, after its first page (Plotly, pandas and the rest imported): move every
+    object then alive out of the garbage collector's reach (gc.freeze). They live as long as the
+    process anyway, and Streamlit's full collection after every script run (and Python's own)
+    otherwise walked them all, 0.1-0.4 s a page while the page's last messages waited for the
+    GIL (docs/dashboard.md)."""
+    gc.collect()
+    gc.freeze()
+
+
+def page(title: str, body: Callable[[], None], charts: bool = False) -> None:
+    """Render a page: its title, then `body` guarded, re-run on the auto-refresh interval.
+    A page with `charts` starts loading plotly.js first (preload_charts)."""
     st.title(title)
+    if charts:
+        preload_charts()
     seconds = filters.current().refresh_s
     if seconds:
         st.fragment(run_every=seconds)(lambda: _guarded(body))()
@@ -79,6 +95,40 @@ def chart(fig: go.Figure, key: str) -> None:
     fig.update_layout(template=CHART_TEMPLATE)
     _chart(data={"figure": fig.to_json(), "bundle": CHART_BUNDLE_URL,
                  "config": {"displaylogo": False, "responsive": True}}, key=key)
+
+
+def preload_charts() -> None:
+    """Start loading plotly.js in the browser before the page asks the API anything: a fresh
+    tab otherwise fetched and evaluated it only once the first figure arrived, after the API's
+    answers (docs/dashboard.md). Drawn at the end of the sidebar, where its empty element's
+    place is not seen."""
+    if CHART_BUNDLE.exists():
+        with st.sidebar:
+            _chart(data={"bundle": CHART_BUNDLE_URL}, key="plotly_preload")
+
+
+#: What Markdown (with Streamlit's LaTeX and colour directives) reads inside a line, and at a
+#: line's start (headings, quotes, lists): st.table draws every cell as Markdown.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>$~|&!])")
+_MARKDOWN_LINE_START = re.compile(r"^(\s*)(>|(?:[#+*-]|\d+[.)])(?=\s|$))", re.MULTILINE)
+
+
+def literal(value: Any) -> Any:
+    """A table cell shown as written: a string's Markdown characters backslash-escaped
+    (CommonMark's escape for ASCII punctuation); other values as they are."""
+    if not isinstance(value, str):
+        return value
+    text = _MARKDOWN_INLINE.sub(r"\\\1", value)
+    return _MARKDOWN_LINE_START.sub(lambda m: f"{m[1]}{m[2][:-1]}\\{m[2][-1]}", text)
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> None:
+    """Show rows (formatted for people, tables.py) as a static table, every row at once.
+
+    Not st.dataframe, except where a row is selected: its canvas grid (glide-data-grid, loaded
+    and drawn in the browser) made a page with one small table 1.4x an empty page where a
+    static table is 1.1-1.3x (docs/dashboard.md)."""
+    st.table([{k: literal(v) for k, v in row.items()} for row in rows], hide_index=True)
 
 
 def filter_note(path: str, what: str = "this view") -> None:

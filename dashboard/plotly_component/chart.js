@@ -3,7 +3,8 @@
 // that scripts/_setup.sh installs beside this file. The bundle is evaluated once per tab and
 // shared by every chart (docs/dashboard.md); text takes the page theme's colour and font.
 // When the bundle cannot be loaded (or plotly.js refuses the figure), the chart's place says
-// so, and the next draw tries to load the bundle again.
+// so, and the next draw tries to load the bundle again. Without a figure (render.preload_charts)
+// it only starts loading the bundle, so plotly.js is evaluated while the page waits for the API.
 export default function ({ parentElement, data }) {
   var place = parentElement.firstElementChild;
   window.agentslaPlotly = window.agentslaPlotly || new Promise(function (resolve, reject) {
@@ -15,6 +16,10 @@ export default function ({ parentElement, data }) {
     script.onerror = function () { reject(new Error("the browser could not load it")); };
     document.head.appendChild(script);
   });
+  if (!data.figure) {  // a preload: a failed load is reported by the charts that need it
+    window.agentslaPlotly.catch(function () {});
+    return;
+  }
   var fig = JSON.parse(data.figure), style = getComputedStyle(parentElement);
   fig.layout.font = Object.assign({color: style.color, family: style.fontFamily}, fig.layout.font);
   var loading = window.agentslaPlotly;

@@ -33,7 +33,7 @@ def body() -> None:
     if not alerts:
         st.success("No alerts are firing.")
         return
-    st.dataframe([_row(a) for a in alerts], hide_index=True)
+    render.table([_row(a) for a in alerts])
 
 
 render.page("Alerts", body)

@@ -23,7 +23,7 @@ def _budget() -> None:
     cols[3].metric("Budget left unused", fmt.pct(budget.get("unused_budget_share")))
     render.chart(figures.budget_waterfall(budget), "budget_waterfall")
     if budget.get("by_hop_kind"):
-        st.dataframe(tables.budget_rows(budget["by_hop_kind"]), hide_index=True)
+        render.table(tables.budget_rows(budget["by_hop_kind"]))
 
 
 def _finding(i: int, finding: dict) -> None:
@@ -78,4 +78,4 @@ def body() -> None:
     _findings()
 
 
-render.page("Budgets & findings", body)
+render.page("Budgets & findings", body, charts=True)

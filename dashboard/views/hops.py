@@ -41,7 +41,7 @@ def body() -> None:
     cols[1].metric("Calls (spans)", fmt.count(calls))
     cols[2].metric("Timeouts", fmt.count(sum(h.get("timeouts") or 0 for h in hops)))
     cols[3].metric("429s", fmt.count(sum(h.get("rate_limited") or 0 for h in hops)))
-    st.dataframe(tables.hop_rows(hops), hide_index=True)
+    render.table(tables.hop_rows(hops))
     left, right = st.columns(2)
     with left:
         render.chart(figures.hop_latency(hops), "hop_latency")
@@ -50,4 +50,4 @@ def body() -> None:
     _heatmap(answer)
 
 
-render.page("Hops", body)
+render.page("Hops", body, charts=True)

@@ -59,18 +59,18 @@ def _impact(doc: dict) -> None:
     cols[2].metric("Degraded", fmt.count(tasks.get("degraded")))
     cols[3].metric("Ghost work", _secs(ghost.get("seconds")))
     if impact.get("error_budget"):
-        st.dataframe([{"task type": r["task_type"], "tasks": fmt.count(r["tasks"]),
+        render.table([{"task type": r["task_type"], "tasks": fmt.count(r["tasks"]),
                        "bad": fmt.count(r["bad"]), "budget minutes": f"{r['minutes']:.2f}",
                        "share of period budget": fmt.pct(r.get("budget_share"), 2)}
-                      for r in impact["error_budget"]], hide_index=True)
+                      for r in impact["error_budget"]])
 
 
 def _timeline(doc: dict) -> None:
     st.subheader("Timeline")
-    st.dataframe([{"time": fmt.timestamp(e["time"]), "kind": e["kind"],
+    render.table([{"time": fmt.timestamp(e["time"]), "kind": e["kind"],
                    "severity": e["severity"], "source": e["source"], "event": e["title"],
                    "details": e["body"], "traces": " ".join(e["links"]["trace_ids"])}
-                  for e in doc["timeline"]], hide_index=True)
+                  for e in doc["timeline"]])
 
 
 def _downloads(incident_id: str) -> None:
@@ -108,7 +108,7 @@ def body() -> None:
     if not incidents:
         st.success("No incidents.")
         return
-    st.dataframe([_row(i) for i in incidents], hide_index=True)
+    render.table([_row(i) for i in incidents])
     chosen = st.selectbox("Incident", [i["id"] for i in incidents], key="inc_pick",
                           format_func=lambda i: next(f"{x['id']} · {x['title']}"
                                                      for x in incidents if x["id"] == i))

@@ -39,7 +39,7 @@ def _slos(asked: Future) -> None:
     if not slos:
         st.info("No finished tasks in the SLO windows yet, and no SLO configured.")
         return
-    st.dataframe(tables.slo_rows(slos), hide_index=True)
+    render.table(tables.slo_rows(slos))
     render.chart(figures.burn_rates(slos), "burn")
 
 
@@ -61,9 +61,9 @@ def body() -> None:
     st.subheader("Per task type")
     groups = sla.get("groups") or []
     if groups:
-        st.dataframe(tables.per_task_type(groups), hide_index=True)
+        render.table(tables.per_task_type(groups))
     else:
         st.info("No tasks in this window.")
 
 
-render.page("Overview", body)
+render.page("Overview", body, charts=True)

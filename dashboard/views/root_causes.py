@@ -44,4 +44,4 @@ def body() -> None:
     render.chart(figures.causes_over_time(answer.get("series") or []), "causes_series")
 
 
-render.page("Root causes", body)
+render.page("Root causes", body, charts=True)

@@ -104,12 +104,12 @@ def _findings(task_id: str) -> None:
     if not found:
         st.caption("No findings for this task.")
         return
-    st.dataframe([{"severity": fmt.label(f.get("severity")),
+    render.table([{"severity": fmt.label(f.get("severity")),
                    "finding": f"{fmt.label(f.get('type'))} ({f.get('rule')})",
                    "hop": fmt.hop((f.get("hop") or {}).get("kind"), (f.get("hop") or {}).get("name"))
                    if f.get("hop") else (f.get("task_type") or fmt.MISSING),
                    "evidence": evidence_summary(f.get("evidence") or {}),
-                   "fix": f.get("hint") or fmt.MISSING} for f in found], hide_index=True)
+                   "fix": f.get("hint") or fmt.MISSING} for f in found])
 
 
 def _trace(trace_id: str) -> None:
@@ -159,4 +159,6 @@ def body() -> None:
         _list(outcome)
 
 
-render.page("Task explorer", body)
+# a task or a trace in the URL draws its waterfall: start loading plotly.js; the list has no chart
+render.page("Task explorer", body,
+            charts=bool(st.query_params.get("task") or st.query_params.get("trace")))

@@ -178,7 +178,7 @@ def test_alerts(browser, dashboard, seeded) -> None:
         if seeded.api("/api/v1/alerts").status_code == 404:
             page.get_by_text("Alerts are not configured").wait_for(timeout=WAIT_MS)
         else:
-            page.get_by_test_id("stDataFrame").or_(page.get_by_text("No alerts")).first.wait_for(
+            page.get_by_test_id("stTable").or_(page.get_by_text("No alerts")).first.wait_for(
                 timeout=WAIT_MS)
         assert page.get_by_test_id("stException").count() == 0
         page.screenshot(path=str(ARTIFACTS / "alerts.png"), full_page=True)

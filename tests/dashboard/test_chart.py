@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from agentsla.dashboard import render
@@ -44,3 +45,23 @@ def test_a_missing_bundle_says_how_to_install_it(tmp_path, monkeypatch) -> None:
     assert not at.get("bidi_component")
     [error] = at.error
     assert "plotly-cartesian.min.js is missing" in error.value and "npm ci" in error.value
+
+
+PAGE = """
+import streamlit as st
+from agentsla.dashboard import data, render
+data.set_target(data.ApiTarget("http://127.0.0.1:9"))
+render.page("Charts", lambda: st.metric("Answer", 1), charts={charts})
+"""
+
+
+@pytest.mark.parametrize("charts", [True, False])
+def test_a_chart_page_starts_loading_plotly_before_its_body(tmp_path, charts: bool) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(PAGE.format(charts=charts))
+    at = AppTest.from_file(str(app), default_timeout=30).run()
+    assert not at.exception and not at.error
+    preloads = [json.loads(c.proto.json) for c in at.sidebar.get("bidi_component")]
+    # no figure: chart.js only loads the bundle, in the sidebar where its empty place is not seen
+    assert preloads == ([{"bundle": render.CHART_BUNDLE_URL}] if charts else [])
+    assert not at.main.get("bidi_component")

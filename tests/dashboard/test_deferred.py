@@ -9,7 +9,7 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from agentsla.dashboard import data, fmt
+from agentsla.dashboard import data, fmt, render
 from seed import APP
 from serverproc import serving
 from slowapi import answer, pending_infos, settle, slow_route
@@ -58,7 +58,7 @@ def test_task_page_draws_the_task_before_its_findings(seeded, slow_findings, mon
     assert pending_infos(at) and pending_infos(at)[0].startswith("This task's findings are")
     settle(at)
     assert not at.error and not at.exception
-    assert at.dataframe[-1].value["fix"].tolist() == [f["hint"] for f in found]
+    assert at.table[-1].value["fix"].tolist() == [render.literal(f["hint"]) for f in found]
 
 
 def test_findings_past_the_deferred_timeout_show_the_timeout(seeded, slow_findings,

@@ -39,7 +39,7 @@ def test_no_page_renders_before_the_password(seeded, monkeypatch):
     at.run()
     assert not at.exception
     assert [t.label for t in at.text_input] == ["Password"]
-    assert not at.metric and not at.dataframe                  # nothing from the API shown
+    assert not at.metric and not at.table                  # nothing from the API shown
     _sign_in(at, "guess")
     assert [e.value for e in at.error] == ["Wrong password."]
     assert not at.metric

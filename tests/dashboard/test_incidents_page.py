@@ -13,6 +13,7 @@ from agentsla.alerts.rules.evaluator import Alert, State
 from agentsla.alerts.service import AlertService
 from agentsla.collector.store.schema import migrate
 from agentsla.config import load_config
+from agentsla.dashboard import render
 from agentsla.queries.engines.duckdb import cursor_stores
 from serverproc import free_port, serving
 from seed import APP
@@ -55,11 +56,11 @@ def _open(monkeypatch, url: str) -> AppTest:
 def test_lists_shows_timeline_and_offers_every_export(incident_api, monkeypatch):
     url, incident_id, _ = incident_api
     at = _open(monkeypatch, url)
-    listing = at.dataframe[0].value
+    listing = at.table[0].value
     assert listing["id"].tolist() == [incident_id] and listing["severity"].tolist() == ["P0"]
     assert next(m.value for m in at.metric if m.label == "State") == "open"
-    timeline = at.dataframe[-1].value
-    assert timeline["kind"].tolist()[:2] == ["opened", "alert_firing"]
+    timeline = at.table[-1].value
+    assert timeline["kind"].tolist()[:2] == ["opened", render.literal("alert_firing")]
     assert "change" in timeline["kind"].tolist()
     buttons = at.get("download_button")
     assert len(buttons) == 4

@@ -57,9 +57,9 @@ def test_overview_shows_the_apis_rates(seeded, monkeypatch) -> None:
     assert _metric(at, "Degraded (fallback)") == fmt.pct(totals["degraded_rate"])
     assert _metric(at, "Budget exhausted") == fmt.pct(totals["budget_exhausted_rate"])
     assert _metric(at, "Finished tasks") == fmt.count(totals["finished"])
-    per_type = at.dataframe[-1].value
+    per_type = at.table[-1].value
     assert set(per_type["task type"]) == {"chat", "research"}
-    slo = at.dataframe[0].value
+    slo = at.table[0].value
     assert "burn 5m" in slo.columns
 
 
@@ -110,7 +110,7 @@ def test_hops_page(seeded, monkeypatch) -> None:
     hops = seeded.api("/api/v1/hops", window="1h").json()["hops"]
     assert _metric(at, "Calls (spans)") == fmt.count(sum(h["calls"] for h in hops))
     assert _metric(at, "429s") == fmt.count(sum(h["rate_limited"] for h in hops)) == "6"
-    table = at.dataframe[0].value
+    table = at.table[0].value
     gpt = table[(table["kind"] == "model") & (table["name"] == "gpt-4o")].iloc[0]
     api_gpt = next(h for h in hops if h["hop_name"] == "gpt-4o")
     assert gpt["p95"] == fmt.duration(api_gpt["latency_p95_ms"])

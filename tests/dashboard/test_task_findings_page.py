@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from agentsla.dashboard import fmt
+from agentsla.dashboard import fmt, render
 from seed import APP
 from slowapi import answer, settle
 
@@ -28,9 +28,10 @@ def test_task_page_lists_the_tasks_findings(seeded, monkeypatch) -> None:
     found = answer(seeded, "/api/v1/findings", task_id=task["task_id"])["findings"]
     assert found  # the seed's exhausted task: its model timeout exceeds the budget left
     at = _task_page(monkeypatch, seeded.api_url, task["task_id"])
-    table = at.dataframe[-1].value
-    assert table["finding"].tolist() == [f"{fmt.label(f['type'])} ({f['rule']})" for f in found]
-    assert table["fix"].tolist() == [f["hint"] for f in found]
+    table = at.table[-1].value
+    assert table["finding"].tolist() == [render.literal(f"{fmt.label(f['type'])} ({f['rule']})")
+                                       for f in found]
+    assert table["fix"].tolist() == [render.literal(f["hint"]) for f in found]
 
 
 def test_task_page_says_when_a_task_has_no_findings(seeded, monkeypatch) -> None:
