@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from agentsla.collector.tasks.materialize import SPAN_SLACK_NS
+from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, span_reach
 from agentsla.contract import OUTCOMES, FailingHop
 from agentsla.errors import PermanentError
 from agentsla.queries._sql import task_filters
@@ -20,7 +20,8 @@ from agentsla.queries.window import rfc3339
 MAX_LIMIT = 1000
 #: Most spans returned with one task or trace; the rest are counted, not sent.
 MAX_SPANS = 10_000
-_NO_END_NS = 2**63 - 1
+#: lo_ns and hi_ns of a bounded question that reads every span (BIGINT's range).
+EVERY_START = {"lo_ns": -2**63, "hi_ns": 2**63 - 1}
 _JSON_COLUMNS = ("attributes", "resource", "events", "links")
 
 def list_tasks(store: ReadStore, start_ns: int, end_ns: int, outcome: str | None = None,
@@ -71,12 +72,17 @@ def _task_spans(store: ReadStore, task: dict) -> list[dict]:
     count, start, end = task.get("span_count"), task.get("start_ns"), task.get("end_ns")
     params = {"task_id": task["task_id"], "limit": MAX_SPANS + 1}
     if count and start is not None and count <= MAX_SPANS:
-        spans = store.rows("task_spans_bounded", {
-            **params, "lo_ns": max(start - SPAN_SLACK_NS, -_NO_END_NS - 1),
-            "hi_ns": _NO_END_NS if end is None else min(end + SPAN_SLACK_NS, _NO_END_NS)})
+        spans = store.rows("task_spans_bounded", {**params, **reach_params([start], [end])})
         if spans and all(s.pop("expected_spans") == len(spans) for s in spans):
             return spans
     return store.rows("task_spans", params)
+
+
+def reach_params(starts: list[int], ends: list[int | None]) -> dict[str, int]:
+    """`span_reach` of these tasks as the bounded questions' lo_ns and hi_ns (within BIGINT)."""
+    lo, hi = span_reach(starts, ends)
+    return {"lo_ns": max(lo, EVERY_START["lo_ns"]),
+            "hi_ns": EVERY_START["hi_ns"] if hi is None else min(hi, EVERY_START["hi_ns"])}
 
 
 def get_trace(store: ReadStore, trace_id: str) -> dict | None:

@@ -21,7 +21,7 @@ from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.database import insert_arrow
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
-from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, materialize
+from agentsla.collector.tasks.materialize import materialize, span_reach
 from agentsla.config import TasksConfig
 
 Row = dict[str, Any]
@@ -420,9 +420,7 @@ class TaskWriter:
         ends = [task.end_ns for task in stored.values()]
         unread = list(states)
         if None not in starts:
-            lo = min(starts) - SPAN_SLACK_NS
-            hi = None if None in ends else max(ends) + SPAN_SLACK_NS
-            self._scan_spans(states, unread, lo, hi)
+            self._scan_spans(states, unread, *span_reach(starts, ends))
             unread = [t for t in unread if stored[t].span_count is None
                       or len(states[t].spans) < stored[t].span_count]
         if unread:

@@ -21,12 +21,21 @@ from .self_time import self_times
 from .tree import Key, Span, SpanTree, build_tree, end_of, start_of
 from agentsla.collector.store.schema import TASK_COLUMN_NAMES
 
-__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns", "SPAN_SLACK_NS"]
+__all__ = ["Materialized", "materialize", "materialize_task", "lost_deadline_ns", "SPAN_SLACK_NS",
+           "span_reach"]
 
 #: A task's spans start within its interval (start_ns to end_ns) give or take this slack:
 #: clock skew between services, late work. Readers of a task's stored spans look there first
 #: (zone maps on start_ns) and check the task's span_count (queries/tasks.py, the writer).
 SPAN_SLACK_NS = 30 * 60 * 1_000_000_000
+
+
+def span_reach(starts: Sequence[int], ends: Sequence[int | None]) -> tuple[int, int | None]:
+    """Where the spans of tasks with these start and end times can start: from the first start
+    to the last end, SPAN_SLACK_NS either side; no upper bound (None) while one still runs."""
+    finished = [end for end in ends if end is not None]
+    last = max(finished) + SPAN_SLACK_NS if len(finished) == len(ends) else None
+    return min(starts) - SPAN_SLACK_NS, last
 
 
 @dataclass(frozen=True)

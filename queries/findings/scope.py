@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from agentsla.errors import NotFound
 from agentsla.queries.store import ReadStore
+from agentsla.queries.tasks import EVERY_START, reach_params
 
 #: Dialects whose findings take the scope as snippets (their store is shared by threads).
 BY_SNIPPET = frozenset({"clickhouse"})
@@ -87,14 +88,30 @@ def task_scope(store: ReadStore, task_id: str | None, trace_id: str | None) -> I
         yield _scope(bounds, ScopedStore(store, bounds))
         return
     try:
-        store.rows("findings/scope_tasks", params)
-        store.rows("findings/scope_spans", params)
-        (bounds,) = store.rows("findings/scope_bounds")
+        store.rows("findings/scope_task" if task_id else "findings/scope_trace_tasks", params)
+        (bounds,) = _read_spans(store)
         _check(bounds, task_id, trace_id)
         yield _scope(bounds, store)
     finally:
         store.rows("findings/scope_drop_spans")
         store.rows("findings/scope_drop_tasks")
+
+
+def _read_spans(store: ReadStore) -> list[dict]:
+    """Fill the scope's spans (DuckDB) and return its bounds: first where the tasks' spans can
+    start (`span_reach`), then, if fewer than the tasks' span_count were found there (a span
+    skewed or late beyond the slack), from every span, as the task lookup does."""
+    tasks = store.rows("findings/scope_reach")
+    expected = [t["span_count"] for t in tasks]
+    if tasks and None not in expected and all(t["start_ns"] is not None for t in tasks):
+        store.rows("findings/scope_spans", reach_params([t["start_ns"] for t in tasks],
+                                                        [t["end_ns"] for t in tasks]))
+        bounds = store.rows("findings/scope_bounds")
+        if bounds[0]["spans"] == sum(expected):
+            return bounds
+    store.rows("findings/scope_drop_spans")  # else `main.spans` would name the temporary table
+    store.rows("findings/scope_spans", EVERY_START)
+    return store.rows("findings/scope_bounds")
 
 
 def _check(bounds: Mapping[str, Any], task_id: str | None, trace_id: str | None,

@@ -17,6 +17,7 @@ from spanfactory import BASE_NS
 
 from agentsla.errors import NotFound
 from agentsla.queries.findings import find_findings
+from agentsla.queries.tasks import get_task
 
 EVERYTHING = (BASE_NS - 10**12, BASE_NS + 10**15)
 
@@ -76,6 +77,19 @@ def test_population_findings_that_name_the_task_are_included(world) -> None:
     store, _, maskers, _ = world
     found = find_findings(store, *EVERYTHING, None, {}, task_id=maskers[2].task_id)
     assert kinds(found) == {("rate_limit_masking", "absorbed_429s")}
+
+
+def test_a_span_beyond_the_slack_is_still_read(load) -> None:
+    # Work that started an hour after its root ended lies outside the task's reach
+    # (SPAN_SLACK_NS): the scope reads where spans can start, misses it by the task's
+    # span_count and reads every span instead. The task lookup does the same.
+    late = Trace(at_ms=0, root_end_ms=1_000)
+    late.child(late.root, "tool", "report", 3_600_000, 3_610_000, hop_timeout_ms=30_000)
+    store = load(late.rows)
+    # a one-minute window: the findings of the time around the task cannot name it instead
+    found = find_findings(store, BASE_NS, BASE_NS + 60 * 10**9, None, {}, task_id=late.task_id)
+    assert kinds(found) == {("ghost_work", "work_after_cutoff")}
+    assert len(get_task(store, late.task_id)["spans"][0]["children"]) == 1
 
 
 def test_a_healthy_task_has_no_findings(world) -> None:

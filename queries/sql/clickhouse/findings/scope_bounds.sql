@@ -1,5 +1,5 @@
 -- queries.findings.scope.task_scope: the tasks asked about (by task id, or holding a trace),
--- their traces, and when their judged spans ran (DuckDB's scope_tasks, scope_spans and
+-- their traces, and when their judged spans ran (DuckDB's scope_task, scope_spans and
 -- scope_bounds in one question: the scope reaches the findings as snippets, not temporary
 -- tables). A task a materializer pass has not judged yet is in neither `tasks` nor
 -- finding_spans: no task (the caller's 404 says why)
