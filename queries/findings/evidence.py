@@ -173,29 +173,29 @@ def _built_hours(store: ReadStore, lo: int, hi: int, raw: list[tuple[int, int]]
                  if h not in stale and not any(a < h + HOUR_NS and h < b for a, b in raw))
 
 
-def _copy_stored(store: ReadStore, question: str, stored_as: str, where: Plan) -> None:
+def _copy_stored(store: ReadStore, question: str, stored_as: str, where: Plan) -> int:
     """Copy a question's stored evidence of the plan's clean whole minutes into the verdicts'
     table: its built hours from the hour tier, every other minute from the minutes, one plain
     range a statement (a filter the scan cannot apply first decodes the lists of every row it
-    reads)."""
+    reads). Returns the rows copied."""
     at_minutes = {"evidence_table": table(minute_table(question))}
     hours = list(where.hours) if hour_id(stored_as) in where.ready else []
     if not hours:
-        store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": where.roll_lo,
-                                                "hi_ns": where.roll_hi, "hours": []}, **at_minutes)
-        return
+        return _inserted(store.rows("findings/evidence_stored", {
+            "question": stored_as, "lo_ns": where.roll_lo, "hi_ns": where.roll_hi, "hours": []},
+            **at_minutes))
     lo, hi = hours[0], hours[-1] + HOUR_NS
     gaps = sorted(set(range(lo, hi, HOUR_NS)) - set(hours))
     ranges = [(where.roll_lo, lo, []), (hi, where.roll_hi, [])]
     if gaps:  # hours within [lo, hi) not built: their minutes, but those of the built hours
         ranges.append((gaps[0], gaps[-1] + HOUR_NS, hours))
-    for a, b, skip in ranges:
-        if a < b:
-            store.rows("findings/evidence_stored", {"question": stored_as, "lo_ns": a,
-                                                    "hi_ns": b, "hours": skip}, **at_minutes)
-    store.rows("findings/evidence_stored_hours", {"hour_question": hour_id(stored_as),
-                                                  "lo_ns": lo, "hi_ns": hi, "hours": hours},
-               evidence_table=table(hour_table(question)))
+    copied = sum(_inserted(store.rows("findings/evidence_stored", {
+        "question": stored_as, "lo_ns": a, "hi_ns": b, "hours": skip}, **at_minutes))
+        for a, b, skip in ranges if a < b)
+    return copied + _inserted(store.rows(
+        "findings/evidence_stored_hours",
+        {"hour_question": hour_id(stored_as), "lo_ns": lo, "hi_ns": hi, "hours": hours},
+        evidence_table=table(hour_table(question))))
 
 
 def hour_id(stored_as: str) -> str:
@@ -221,14 +221,23 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     stored_as = question_id(store, question, params)
     raw = where.raw
     store.rows("findings/evidence_reset")
+    copied = 0
     if stored_as not in where.ready:
         raw = ((where.start_ns, where.end_ns),)
     elif where.roll_lo < where.roll_hi:
-        _copy_stored(store, question, stored_as, where)
+        copied = _copy_stored(store, question, stored_as, where)
     for lo, hi in raw:
-        store.rows("findings/evidence_raw", _question_range(store, question, params, lo, hi),
-                   evidence=f"evidence_{question}")
+        copied += _inserted(store.rows("findings/evidence_raw",
+                                       _question_range(store, question, params, lo, hi),
+                                       evidence=f"evidence_{question}"))
+    if not copied:  # no evidence, no finding (a test holds every verdict to it): skip asking
+        return []
     return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
+
+
+def _inserted(result: list[dict]) -> int:
+    """The rows an insert statement added (DuckDB answers one row, `Count`)."""
+    return sum(row["Count"] for row in result)
 
 
 def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], where: Plan

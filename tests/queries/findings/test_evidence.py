@@ -675,3 +675,16 @@ def test_a_late_span_in_a_built_hour_is_read_from_its_minutes_until_the_hour_is_
     rebuilt, hours = answer()
     assert hours == (hour,) and rebuilt == dirty
     con.close()
+
+
+@pytest.mark.parametrize("question", evidence.QUESTIONS)
+def test_no_evidence_gives_no_finding(question):
+    # `evidence.ask` skips the verdict of a question without evidence rows in the window;
+    # that is only the same answer if every verdict finds nothing in an empty table.
+    con = duckdb.connect(config={"threads": "1"})
+    migrate(con)
+    store = DuckDBStore(con.cursor())
+    store.rows("findings/evidence_reset")
+    params = {**TH, "start_ns": BASE_NS, "end_ns": BASE_NS + 3600 * NS}
+    assert store.rows(f"findings/{question}", params,
+                      **evidence.VERDICT_SNIPPETS.get(question, {})) == []
