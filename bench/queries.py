@@ -596,7 +596,7 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
     results: dict[str, dict] = {}
     try:
         with httpx.Client(base_url=server.api_url, timeout=600) as client:
-            evidence_s = _wait_for_evidence(client)
+            evidence_s = server.wait_for_evidence()
             id_iter = iter(ids)
             for name, path, params in ROUTES:
                 if name in skip:
@@ -622,21 +622,6 @@ def time_routes(data_dir: Path, repeat: int, seed: int, kind: str = "serve",
         server.stop()
     return {"server": kind, "server_startup_s": round(startup_s, 2),
             "evidence_backfill_s": evidence_s, "routes": results}
-
-
-def _wait_for_evidence(client: httpx.Client, timeout_s: float = 1800) -> float | None:
-    """Wait until the findings evidence worker stored every minute and built every settled
-    hour (a new file's are all pending); return how long that took, None without a worker
-    (--server api)."""
-    started = time.perf_counter()
-    while time.perf_counter() - started < timeout_s:
-        worker = client.get("/api/v1/health").json().get("evidence")
-        if worker is None:
-            return None
-        if worker["minutes_pending"] == 0 and worker["hours_pending"] == 0:
-            return round(time.perf_counter() - started, 1)
-        time.sleep(1)
-    raise TimeoutError("the findings evidence worker did not catch up")
 
 
 # --- the machine and the report ------------------------------------------------------------------

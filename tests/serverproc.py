@@ -154,6 +154,21 @@ class ServerProcess:
         """GET an API path."""
         return httpx.get(f"{self.api_url}{path}", params=params, timeout=10)
 
+    def wait_for_evidence(self, timeout_s: float = 1800) -> float | None:
+        """Wait until the findings evidence worker stored every minute and built every settled
+        hour (a new file's are all pending, a time-shifted copy's hours too), as a server
+        that has kept up with its traffic has; return how long that took, None without a
+        worker."""
+        started = time.perf_counter()
+        while time.perf_counter() - started < timeout_s:
+            worker = self.api("/api/v1/health").json().get("evidence")
+            if worker is None:
+                return None
+            if worker["minutes_pending"] == 0 and worker["hours_pending"] == 0:
+                return round(time.perf_counter() - started, 1)
+            time.sleep(1)
+        raise TimeoutError("the findings evidence worker did not catch up")
+
 
 @contextmanager
 def serving(app) -> Iterator[str]:
