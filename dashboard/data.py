@@ -136,6 +136,15 @@ class _Background:
     def get(self, key: tuple, client: ApiClient) -> tuple[Future, float]:
         """The call's future (started now unless in flight or recently finished) and when it
         was sent; a failed one is forgotten as it is handed out."""
+        with self.lock:
+            future, started = self.start(key, client)
+            if future.done() and future.exception() is not None:
+                self._forget(key)
+            return future, started
+
+    def start(self, key: tuple, client: ApiClient) -> tuple[Future, float]:
+        """Start the call unless it is in flight or recently finished (a failure is kept for
+        the `get` that hands it out); return its future and when it was sent."""
         now = time.monotonic()
         with self.lock:
             for old, at in list(self.finished.items()):
@@ -146,10 +155,7 @@ class _Background:
                 future = self._start(getattr(client, method), *args, **dict(params))
                 self.calls[key] = (future, now)
                 future.add_done_callback(lambda _: self._finished(key))
-            future, started = self.calls[key]
-            if future.done() and future.exception() is not None:
-                self._forget(key)
-            return future, started
+            return self.calls[key]
 
     def _start(self, fn, *args: Any, **kwargs: Any) -> Future:
         """Run fn on a daemon thread, DEFERRED_CALLS at a time. Daemon: a call in flight must
@@ -187,15 +193,26 @@ def _background() -> _Background:
     return _Background()
 
 
+def start_later(method: str, *args: str, **params: Any) -> None:
+    """Start a `call_later` of a section drawn after the rest of its page at the top of the
+    page, so the API computes it while the rest is fetched and drawn."""
+    _background().start(*_deferred(method, args, params))
+
+
+def _deferred(method: str, args: tuple[str, ...], params: dict[str, Any]
+              ) -> tuple[tuple, ApiClient]:
+    """A deferred call's key among the shared ones, and the client it is made with."""
+    where = target()
+    return (where, method, tuple(args), _clean(params)), _client(where, DEFERRED_TIMEOUT_S)
+
+
 def call_later(method: str, *args: str, **params: Any) -> Any:
     """Call one ApiClient method in the background, for a section drawn after the rest of its
     page: return its answer once it has arrived, else raise Pending (draw a placeholder and
     look again, see render.pending). Waits up to DEFERRED_TIMEOUT_S; errors as `call`."""
-    where = target()
     # Pending is raised here, not in the shared _Background: after Streamlit reloads this
     # module (a changed source file) the cached instance's classes are the old module's
-    future, started = _background().get((where, method, tuple(args), _clean(params)),
-                                        _client(where, DEFERRED_TIMEOUT_S))
+    future, started = _background().get(*_deferred(method, args, params))
     if not future.done():
         raise Pending(future, started)
     return future.result()

@@ -73,6 +73,8 @@ def _findings() -> None:
 
 def body() -> None:
     """Draw the budget waterfall and the findings."""
+    # the findings take longest: asked first, computed while the waterfall is fetched and drawn
+    data.start_later("findings", **filters.api_params("/api/v1/findings"))
     st.subheader("Where the budget went")
     _budget()
     _findings()

@@ -61,6 +61,7 @@ def _span_attributes(spans: list) -> None:
 
 
 def _task(task_id: str) -> None:
+    data.start_later("findings", task_id=task_id)  # the slowest answer of the page, drawn last
     try:
         task = data.call("task", task_id)
     except NotFound as exc:

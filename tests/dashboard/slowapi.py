@@ -14,13 +14,16 @@ from streamlit.testing.v1 import AppTest
 PENDING_TEXT = "are still being computed by the API"
 
 
-def slow_route(upstream: str, path: str, delay_s: float):
-    """An ASGI app forwarding every request to `upstream`, answering `path` after `delay_s`."""
+def slow_route(upstream: str, path: str, delay_s: float, arrivals: list | None = None):
+    """An ASGI app forwarding every request to `upstream`, answering `path` after `delay_s`;
+    each request's (path, time.monotonic() of arrival) is appended to `arrivals` if given."""
     client = httpx.AsyncClient(base_url=upstream, timeout=60)
 
     async def app(scope, receive, send) -> None:
         if scope["type"] != "http":
             return
+        if arrivals is not None:
+            arrivals.append((scope["path"], time.monotonic()))
         if scope["path"] == path:
             await asyncio.sleep(delay_s)
         answer = await client.request(scope["method"], scope["path"],

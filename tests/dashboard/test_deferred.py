@@ -49,6 +49,19 @@ def test_budgets_page_draws_first_and_fills_findings_in(seeded, slow_findings, m
     assert len(at.expander) == len(found)
 
 
+def test_task_page_asks_its_findings_before_it_waits_for_the_task(seeded, monkeypatch):
+    # The findings are the page's slowest answer: asked first, the API computes them while the
+    # task is fetched and drawn. Held back here, the task's answer comes DELAY_S late; the
+    # findings must have been asked meanwhile, not after it.
+    listed = answer(seeded, "/api/v1/tasks", window="1h", limit=200)["tasks"]
+    task_path = f"/api/v1/tasks/{listed[0]['task_id']}"
+    arrivals: list = []
+    with serving(slow_route(seeded.api_url, task_path, DELAY_S, arrivals)) as url:
+        _page(monkeypatch, url, "tasks", task=listed[0]["task_id"])
+    asked = {path: at for path, at in reversed(arrivals)}  # each path's first arrival
+    assert asked["/api/v1/findings"] < asked[task_path] + DELAY_S / 2
+
+
 def test_task_page_draws_the_task_before_its_findings(seeded, slow_findings, monkeypatch):
     listed = answer(seeded, "/api/v1/tasks", window="1h", limit=200)["tasks"]
     task = next(t for t in listed if t["outcome"] == "budget_exhausted")
