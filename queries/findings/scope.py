@@ -88,7 +88,7 @@ def task_scope(store: ReadStore, task_id: str | None, trace_id: str | None) -> I
         yield _scope(bounds, ScopedStore(store, bounds))
         return
     try:
-        store.rows("findings/scope_task" if task_id else "findings/scope_trace_tasks", params)
+        store.rows("findings/scope_trace_tasks" if trace_id else "findings/scope_task", params)
         (bounds,) = _read_spans(store)
         _check(bounds, task_id, trace_id)
         yield _scope(bounds, store)
@@ -102,8 +102,11 @@ def _read_spans(store: ReadStore) -> list[dict]:
     start (`span_reach`), then, if fewer than the tasks' span_count were found there (a span
     skewed or late beyond the slack), from every span, as the task lookup does."""
     tasks = store.rows("findings/scope_reach")
+    if not tasks:  # an unknown task: no span to read (an empty range), a 404 to answer
+        store.rows("findings/scope_spans", {"lo_ns": 0, "hi_ns": -1})
+        return store.rows("findings/scope_bounds")
     expected = [t["span_count"] for t in tasks]
-    if tasks and None not in expected and all(t["start_ns"] is not None for t in tasks):
+    if None not in expected and all(t["start_ns"] is not None for t in tasks):
         store.rows("findings/scope_spans", reach_params([t["start_ns"] for t in tasks],
                                                         [t["end_ns"] for t in tasks]))
         bounds = store.rows("findings/scope_bounds")

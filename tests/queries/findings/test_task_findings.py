@@ -72,6 +72,14 @@ def test_trace_id_asks_about_the_task_holding_it(world) -> None:
     assert kinds(by_trace) == {("ghost_work", "work_after_cutoff")}
 
 
+def test_task_id_and_trace_id_together_ask_about_both(world) -> None:
+    store, ghost, maskers, _ = world
+    both = find_findings(store, *EVERYTHING, None, {}, task_id=ghost.task_id,
+                         trace_id=maskers[2].trace_id)
+    assert kinds(both) == {("ghost_work", "work_after_cutoff"),
+                           ("rate_limit_masking", "absorbed_429s")}
+
+
 def test_population_findings_that_name_the_task_are_included(world) -> None:
     # Five tasks absorbed one 429 each: only together do they reach rate_limit_min_absorbed.
     store, _, maskers, _ = world
