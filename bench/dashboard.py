@@ -29,8 +29,8 @@ calls); the bench waits TTL + 1 s after the last API call before each cold visit
 same URL opened again right after, within the TTL: no API call, only Streamlit and the browser.
 Before the timed visits the server's findings evidence worker is let catch up (the copy's
 findings hour tier is built again from its shifted minutes; `findings evidence current after`
-says how long), as on a server that kept up with its traffic, and one untimed page load warms Streamlit (the first script run imports
-Plotly and pandas) and the browser cache. Each (window, page) is visited cold then warm
+says how long), as on a server that kept up with its traffic, and one untimed page load warms
+Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each (window, page) is visited cold then warm
 `--repeat` times; the table shows medians (and max), the JSON line every figure, the API calls
 of the slowest cold visit and the load average. Each visit is also split by Streamlit's
 websocket frames (tab load until the rerun request; "script": until the last message, API calls
