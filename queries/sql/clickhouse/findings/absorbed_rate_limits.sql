@@ -24,21 +24,29 @@ probs as (
     union all select 'clean', 'clean', 0.99
 ),
 {{hist_quantiles}},
+valued as (
+    -- a hop's quantiles side by side: `quantiles` read once (ClickHouse analyses a CTE again
+    -- at each reference, materialized or not)
+    select grp,
+           maxIfOrNull(value, label = 'masked') as masked_p99,
+           maxIfOrNull(value, label = 'clean') as clean_p99
+    from quantiles
+    group by grp
+),
 examples as ({{evidence_examples}})
 select
     m.hop_kind as hop_kind, m.hop_name as hop_name,
     m.n_calls as calls,
     m.n_masked as masked_calls,
     m.n_absorbed as absorbed_429s,
-    q.value as masked_p99_ms,
-    c.value as clean_p99_ms,
+    q.masked_p99 as masked_p99_ms,
+    q.clean_p99 as clean_p99_ms,
     m.n_task_ok / m.n_masked as masked_task_success,
     e.examples as examples,
     m.first_ns as first_ns,
     m.last_ns as last_ns
 from masking as m
-left join quantiles as q on q.grp = (m.hop_kind, m.hop_name) and q.label = 'masked'
-left join quantiles as c on c.grp = (m.hop_kind, m.hop_name) and c.label = 'clean'
+left join valued as q on q.grp = (m.hop_kind, m.hop_name)
 left join examples as e on e.hop_kind <=> m.hop_kind and e.hop_name <=> m.hop_name
 order by absorbed_429s desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

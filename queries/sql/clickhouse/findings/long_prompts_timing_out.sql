@@ -38,22 +38,30 @@ probs as (
     union all select 'other_ms', 'other_ms', {context_timeout_duration_quantile:Float64}
 ),
 {{hist_quantiles}},
+valued as (
+    -- a hop's quantiles side by side: `quantiles` read once (ClickHouse analyses a CTE again
+    -- at each reference, materialized or not)
+    select grp,
+           maxIfOrNull(value, label = 'timed_out') as timed_out,
+           maxIfOrNull(value, label = 'other') as other,
+           maxIfOrNull(value, label = 'timed_out_ms') as timed_out_ms,
+           maxIfOrNull(value, label = 'other_ms') as other_ms
+    from quantiles
+    group by grp
+),
 examples as ({{evidence_examples}})
 select t.hop_kind as hop_kind, t.hop_name as hop_name, t.n_calls as calls,
-       t.n_timeouts as timeouts, tm.value as timed_out_median_tokens,
-       om.value as other_median_tokens, td.value as timed_out_median_ms,
-       od.value as other_quantile_ms, m.sxy / m.sxx * 1000 as ms_per_1k_tokens,
+       t.n_timeouts as timeouts, q.timed_out as timed_out_median_tokens,
+       q.other as other_median_tokens, q.timed_out_ms as timed_out_median_ms,
+       q.other_ms as other_quantile_ms, m.sxy / m.sxx * 1000 as ms_per_1k_tokens,
        m.sxy / sqrt(m.sxx * m.syy) as latency_prompt_corr, e.examples as examples,
        t.first_ns as first_ns, t.last_ns as last_ns
 from timing_out as t
 inner join merged as m on m.hop_kind = t.hop_kind and m.hop_name = t.hop_name
-left join quantiles as tm on tm.grp = (t.hop_kind, t.hop_name) and tm.label = 'timed_out'
-left join quantiles as om on om.grp = (t.hop_kind, t.hop_name) and om.label = 'other'
-left join quantiles as td on td.grp = (t.hop_kind, t.hop_name) and td.label = 'timed_out_ms'
-left join quantiles as od on od.grp = (t.hop_kind, t.hop_name) and od.label = 'other_ms'
+left join valued as q on q.grp = (t.hop_kind, t.hop_name)
 left join examples as e on e.hop_kind <=> t.hop_kind and e.hop_name <=> t.hop_name
-where tm.value >= {context_timeout_prompt_ratio:Float64} * om.value
+where q.timed_out >= {context_timeout_prompt_ratio:Float64} * q.other
   -- they ran as long as their peers: no deadline cut them short
-  and td.value >= od.value
+  and q.timed_out_ms >= q.other_ms
 order by timeouts desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -2,26 +2,24 @@
 -- (the verdict over the window's evidence, _evidence_rising_queue_waits.sql, asked inline: the
 -- quarters are cut at whole seconds, the p90s and the median budget come from histograms, as
 -- DuckDB's: a minute wholly in a quarter from its minute histograms, the minute a boundary
--- cuts from its waits' seconds and buckets)
+-- cuts from its waits' seconds and buckets). Each CTE is read once where it can be: ClickHouse
+-- analyses a CTE again at every reference, materialized or not (docs/scale-out.md).
 with evidence_rows as materialized ({{evidence_rising_queue_waits}}),
 spread as (
     select hop_kind, hop_name, toInt64(sum(n['waits'])) as n_waits,
            max(n['max_wait_ms']) as max_wait, min(first_ns) as first_end,
-           max(last_ns) as last_end
-    from evidence_rows
-    group by hop_kind, hop_name
-),
-cuts as (
-    -- the quarters of the hop's evidence time range, their boundaries rounded to the nearest
-    -- second: the first quarter ends before early_to_s, the last starts at late_from_s
-    select *,
+           max(last_ns) as last_end,
+           -- the quarters of the hop's evidence time range, their boundaries rounded to the
+           -- nearest second: the first quarter ends before early_to_s, the last starts at
+           -- late_from_s
            intDiv(first_end + intDiv(last_end - first_end, 4) + 500000000, 1000000000)
                as early_to_s,
            intDiv(last_end - intDiv(last_end - first_end, 4) + 500000000, 1000000000)
                as late_from_s
-    from spread
+    from evidence_rows
+    group by hop_kind, hop_name
 ),
-minutes as (
+minutes as materialized (
     -- each minute: wholly in a quarter, or cut by the quarter's boundary second
     select r.hop_kind as hop_kind, r.hop_name as hop_name, r.vals as vals,
            r.examples as examples, c.early_to_s as early_to_s, c.late_from_s as late_from_s,
@@ -31,42 +29,34 @@ minutes as (
            minute_s >= late_from_s as late_whole,
            minute_s < late_from_s and late_from_s < minute_s + 60 as late_cut
     from evidence_rows as r
-    inner join cuts as c on c.hop_kind = r.hop_kind and c.hop_name = r.hop_name
-),
-whole as (
-    -- the minutes wholly in a quarter: their histograms
-    select hop_kind, hop_name, metric, b.1 as bucket, b.2 as count
-    from (select hop_kind, hop_name, vals, 'early' as metric, 'wait' as population
-          from minutes where early_whole
-          union all
-          select hop_kind, hop_name, vals, 'late', 'wait' from minutes where late_whole
-          union all
-          select hop_kind, hop_name, vals, 'budget', 'budget' from minutes where late_whole)
-    array join arrayZip(vals[concat(population, '_bucket')],
-                        vals[concat(population, '_count')]) as b
-),
-cut as (
-    -- the waits of the minutes a boundary cuts, one by one: the second each ended in
-    select hop_kind, hop_name, early_cut, late_cut, early_to_s, late_from_s,
-           minute_s + w.1 as second_s, w.2 as wait_bucket, w.3 as budget_bucket
-    from minutes
-    array join arrayZip(vals['second'], vals['second_wait_bucket'],
-                        vals['second_budget_bucket']) as w
-    where early_cut or late_cut
+    inner join spread as c on c.hop_kind = r.hop_kind and c.hop_name = r.hop_name
 ),
 hist as (
-    -- the early and the late quarter's waits, and the late quarter's budgets
+    -- the early and the late quarter's waits, and the late quarter's budgets: the minutes
+    -- wholly in a quarter from their histograms, those a boundary cuts wait by wait (the
+    -- second each ended in)
     select (hop_kind, hop_name) as grp, metric, toInt32(bucket) as bucket, sum(count) as count
-    from (select hop_kind, hop_name, metric, bucket, count from whole
-          union all
-          select hop_kind, hop_name, 'early', wait_bucket, 1.0 from cut
-          where early_cut and second_s < early_to_s
-          union all
-          select hop_kind, hop_name, 'late', wait_bucket, 1.0 from cut
-          where late_cut and second_s >= late_from_s
-          union all
-          select hop_kind, hop_name, 'budget', budget_bucket, 1.0 from cut
-          where late_cut and second_s >= late_from_s and not isNaN(budget_bucket))
+    from (
+        select hop_kind, hop_name, p.1 as metric, b.1 as bucket, b.2 as count
+        from minutes
+        array join [('early', 'wait', early_whole), ('late', 'wait', late_whole),
+                    ('budget', 'budget', late_whole)] as p
+        array join arrayZip(vals[concat(p.2, '_bucket')], vals[concat(p.2, '_count')]) as b
+        where p.3
+        union all
+        select hop_kind, hop_name, p.1, p.2, 1.0
+        from (select hop_kind, hop_name, minute_s + w.1 as second_s, w.2 as wait_bucket,
+                     w.3 as budget_bucket, early_cut, late_cut, early_to_s, late_from_s
+              from minutes
+              array join arrayZip(vals['second'], vals['second_wait_bucket'],
+                                  vals['second_budget_bucket']) as w
+              where early_cut or late_cut)
+        array join [('early', wait_bucket, early_cut and second_s < early_to_s),
+                    ('late', wait_bucket, late_cut and second_s >= late_from_s),
+                    ('budget', budget_bucket, late_cut and second_s >= late_from_s
+                                              and not isNaN(budget_bucket))] as p
+        where p.3
+    )
     group by grp, metric, bucket
 ),
 probs as (
@@ -75,11 +65,14 @@ probs as (
     union all select 'budget', 'budget', 0.5
 ),
 {{hist_quantiles}},
-early_counts as (
-    -- how many waits the first quarter holds
-    select grp, toInt64(sum(count)) as n_early
-    from hist
-    where metric = 'early'
+by_hop as (
+    -- the quantiles of a hop side by side (one read of `quantiles`), with how many waits the
+    -- first quarter holds
+    select grp, maxIfOrNull(value, label = 'early') as early_p90,
+           maxIfOrNull(value, label = 'late') as late_p90,
+           maxIfOrNull(value, label = 'budget') as late_budget,
+           toInt64(maxIfOrNull(n, label = 'early')) as n_early
+    from quantiles
     group by grp
 ),
 examples as (
@@ -97,19 +90,17 @@ examples as (
     group by hop_kind, hop_name
 )
 select c.hop_kind as hop_kind, c.hop_name as hop_name, c.n_waits as waits,
-       e.value as early_p90_ms, l.value as late_p90_ms, c.max_wait as max_wait_ms,
-       b.value as late_budget_ms, n.n_early as early_waits, x.top as examples,
+       q.early_p90 as early_p90_ms, q.late_p90 as late_p90_ms, c.max_wait as max_wait_ms,
+       q.late_budget as late_budget_ms, q.n_early as early_waits, x.top as examples,
        c.first_end as first_ns, c.last_end as last_ns
 from spread as c
-inner join early_counts as n on n.grp = (c.hop_kind, c.hop_name)
-inner join quantiles as e on e.grp = (c.hop_kind, c.hop_name) and e.label = 'early'
-inner join quantiles as l on l.grp = (c.hop_kind, c.hop_name) and l.label = 'late'
-left join quantiles as b on b.grp = (c.hop_kind, c.hop_name) and b.label = 'budget'
+inner join by_hop as q on q.grp = (c.hop_kind, c.hop_name)
 left join examples as x on x.hop_kind = c.hop_kind and x.hop_name = c.hop_name
-where n.n_early >= {saturation_min_early_waits:Float64}
-  and l.value >= {saturation_min_wait_ms:Float64}
-  and l.value >= {saturation_wait_growth:Float64} * e.value
+where q.early_p90 is not null and q.late_p90 is not null
+  and q.n_early >= {saturation_min_early_waits:Float64}
+  and q.late_p90 >= {saturation_min_wait_ms:Float64}
+  and q.late_p90 >= {saturation_wait_growth:Float64} * q.early_p90
   -- a wait that rose but leaves most of the budget is not yet saturation
-  and (b.value is null or l.value >= {saturation_budget_share:Float64} * b.value)
+  and (q.late_budget is null or q.late_p90 >= {saturation_budget_share:Float64} * q.late_budget)
 order by late_p90_ms desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

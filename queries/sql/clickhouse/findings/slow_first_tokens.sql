@@ -30,22 +30,30 @@ probs as (
     union all select 'ttft_ms', 'p95', 0.95
 ),
 {{hist_quantiles}},
+valued as (
+    -- a hop's quantiles side by side: `quantiles` read once (ClickHouse analyses a CTE again
+    -- at each reference, materialized or not)
+    select grp,
+           maxIfOrNull(value, label = 'p50') as p50,
+           maxIfOrNull(value, label = 'p95') as p95
+    from quantiles
+    group by grp
+),
 examples as ({{evidence_examples}})
 select
     s.hop_kind as hop_kind, s.hop_name as hop_name,
     s.n_streamed as streamed_calls,
     s.n_stalled as stalled_calls,
     s.n_stalled / s.n_streamed as stalled_share,
-    p50.value as ttft_p50_ms,
-    p95.value as ttft_p95_ms,
+    q.p50 as ttft_p50_ms,
+    q.p95 as ttft_p95_ms,
     s.ttft_max as ttft_max_ms,
     s.n_timed_out as stalled_then_timed_out,
     e.examples as examples,
     s.first_ns as first_ns,
     s.last_ns as last_ns
 from streamed as s
-left join quantiles as p50 on p50.grp = (s.hop_kind, s.hop_name) and p50.label = 'p50'
-left join quantiles as p95 on p95.grp = (s.hop_kind, s.hop_name) and p95.label = 'p95'
+left join valued as q on q.grp = (s.hop_kind, s.hop_name)
 left join examples as e on e.hop_kind <=> s.hop_kind and e.hop_name <=> s.hop_name
 order by stalled_calls desc
 settings join_use_nulls = 1, enable_materialized_cte = 1
