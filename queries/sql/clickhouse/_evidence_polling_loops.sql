@@ -13,19 +13,18 @@ loop_polls as (
     where (trace_id, parent_span_id, poll_name) in (
         select trace_id, parent_span_id, poll_name from poll_loops)
 ),
-under_polls as (
-    -- what the polls did (their HTTP client spans, two levels down) is never the awaited job
-    select trace_id, span_id
-    from poll_family
-    where (trace_id, parent_span_id) in (select trace_id, span_id from loop_polls)
-),
 not_the_job as (
-    select trace_id, span_id from loop_polls
-    union all select trace_id, span_id from under_polls
-    union all
+    -- a loop's polls and what they did (their HTTP client spans, one and two levels down) are
+    -- never the awaited job: the family's spans whose own, parent's or parent's parent's id is
+    -- a loop poll's (one reference of loop_polls: ClickHouse analyses a CTE again at each)
     select trace_id, span_id
-    from poll_family
-    where (trace_id, parent_span_id) in (select trace_id, span_id from under_polls)
+    from (select f.trace_id as trace_id, f.span_id as span_id,
+                 [f.span_id, f.parent_span_id, up.parent_span_id] as line
+          from poll_family as f
+          left join poll_family as up on up.trace_id = f.trace_id
+                                     and up.span_id = f.parent_span_id)
+    array join line as ancestor_id
+    where (trace_id, ancestor_id) in (select trace_id, span_id from loop_polls)
 ),
 jobs as (
     -- the awaited job: the trace's span that ended last while the loop polled, before the
