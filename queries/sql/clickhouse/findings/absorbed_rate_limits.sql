@@ -11,7 +11,8 @@ masking as (
         toInt64(sum(n['absorbed_429s'])) as n_absorbed,
         sum(n['masked_task_ok']) as n_task_ok,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
     having n_absorbed >= {rate_limit_min_absorbed:Float64}
@@ -32,8 +33,7 @@ valued as (
            maxIfOrNull(value, label = 'clean') as clean_p99
     from quantiles
     group by grp
-),
-examples as ({{evidence_examples}})
+)
 select
     m.hop_kind as hop_kind, m.hop_name as hop_name,
     m.n_calls as calls,
@@ -42,11 +42,10 @@ select
     q.masked_p99 as masked_p99_ms,
     q.clean_p99 as clean_p99_ms,
     m.n_task_ok / m.n_masked as masked_task_success,
-    e.examples as examples,
+    m.top5 as examples,
     m.first_ns as first_ns,
     m.last_ns as last_ns
 from masking as m
 left join valued as q on q.grp = (m.hop_kind, m.hop_name)
-left join examples as e on e.hop_kind <=> m.hop_kind and e.hop_name <=> m.hop_name
 order by absorbed_429s desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -10,11 +10,11 @@ calls as (
         toInt64(max(n['max_attempts'])) as max_attempts,
         toInt64(sum(n['retried_calls'])) as retried_calls,
         minOrNull(first_ns) as first_ns,
-        maxOrNull(last_ns) as last_ns
+        maxOrNull(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     c.hop_kind as hop_kind, c.hop_name as hop_name,
     c.n_calls as calls,
@@ -22,11 +22,10 @@ select
     c.n_attempts / c.n_calls as attempts_per_call,
     c.max_attempts as max_attempts,
     c.retried_calls as retried_calls,
-    e.examples as examples,
+    c.top5 as examples,
     c.first_ns as first_ns,
     c.last_ns as last_ns
 from calls as c
-left join examples as e on e.hop_kind <=> c.hop_kind and e.hop_name <=> c.hop_name
 where c.n_calls >= {retry_min_calls:Float64}
   and c.n_attempts / c.n_calls >= {retry_attempts_per_call:Float64}
 order by attempts_per_call desc

@@ -12,18 +12,17 @@ parents as (
         quantileExactInclusiveOrNullArray(0.5)(vals['child_calls']) as median_calls,
         toInt64(sum(n['parents_timed_out'])) as n_timed_out,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select p.hop_kind as hop_kind, p.hop_name as hop_name, p.n_parents as parents,
        p.max_timeout as parent_timeout_ms, p.median_worst as median_children_worst_ms,
        p.max_worst as max_children_worst_ms, p.median_calls as median_child_calls,
-       p.n_timed_out as parents_timed_out, e.examples as examples, p.first_ns as first_ns,
+       p.n_timed_out as parents_timed_out, p.top5 as examples, p.first_ns as first_ns,
        p.last_ns as last_ns
 from parents as p
-left join examples as e on e.hop_kind <=> p.hop_kind and e.hop_name <=> p.hop_name
 -- a configuration risk only becomes a finding once such a parent actually ran out of time
 where p.n_timed_out > 0
 order by parents desc

@@ -7,7 +7,8 @@ backups as (
         toInt64(sum(n['failovers'])) as n_failovers,
         toInt64(sum(n['failed'])) as n_failed,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
 ),
@@ -25,8 +26,7 @@ modes as (
         countIf(what = 'primary') > 0 as has_primary
     from tallies
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     b.hop_kind as hop_kind, b.hop_name as hop_name,
     b.n_failovers as failovers,
@@ -34,12 +34,11 @@ select
     b.n_failed / b.n_failovers as failure_share,
     if(m.has_failure, m.mode_failure, NULL) as failure_type,
     if(m.has_primary, m.mode_primary, NULL) as primary_hop,
-    e.examples as examples,
+    b.top5 as examples,
     b.first_ns as first_ns,
     b.last_ns as last_ns
 from backups as b
 left join modes as m on m.hop_kind <=> b.hop_kind and m.hop_name <=> b.hop_name
-left join examples as e on e.hop_kind <=> b.hop_kind and e.hop_name <=> b.hop_name
 where b.n_failed >= {false_failover_min_failures:Float64}
   and b.n_failed >= {false_failover_min_share:Float64} * b.n_failovers
 order by failed_failovers desc

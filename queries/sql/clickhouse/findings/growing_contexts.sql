@@ -19,7 +19,8 @@ growth as (
         quantileExactInclusiveOrNullArray(0.5)(vals['ms_per_1k_tokens']) as median_slope,
         toInt64(sum(n['timeouts_or_overflows'])) as n_overflows,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by task_type, label
 ),
@@ -30,8 +31,7 @@ models as (
     from tallies
     where what = 'model'
     group by task_type, part
-),
-examples as ({{evidence_examples}})
+)
 select
     g.task_type as task_type, g.rule as rule, 'model' as hop_kind, m.top_model as hop_name,
     g.n_tasks as tasks, g.median_calls as calls_per_task, g.median_first as first_tokens,
@@ -40,9 +40,8 @@ select
     g.factor_per_call as token_factor_per_call, g.median_first_ms as first_latency_ms,
     g.median_final_ms as final_latency_ms, g.median_latency_factor as latency_factor,
     g.median_slope as ms_per_1k_tokens, g.n_overflows as timeouts_or_overflows,
-    e.examples as examples, g.first_ns as first_ns, g.last_ns as last_ns
+    g.top5 as examples, g.first_ns as first_ns, g.last_ns as last_ns
 from growth as g
 left join models as m on m.task_type <=> g.task_type and m.part <=> g.rule
-left join examples as e on e.task_type <=> g.task_type and e.part <=> g.rule
 order by tasks desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

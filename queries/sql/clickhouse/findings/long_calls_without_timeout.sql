@@ -20,51 +20,44 @@ typical as (
     from suspects as s
     inner join quantiles as q on q.grp = (s.hop_kind, s.hop_name)
 ),
-long_calls as (
-    select c.hop_kind as hop_kind, c.hop_name as hop_name, c.duration_ms as duration_ms,
-           c.end_ns as end_ns, c.task_id as task_id, c.bad as bad, t.n_calls as n_calls,
-           t.p50 as p50
-    from (select hop_kind, hop_name, call.1 as duration_ms,
-                 minute_ns + toInt64(call.2) as end_ns, call.3 as bad, call.4 as task_id
+per_hop as (
+    -- the hop's long calls, and its five longest long ones among each minute's five longest
+    -- candidates (which hold the window's five longest): one read of the evidence and of
+    -- `typical`, calls and examples as one array (ClickHouse analyses a CTE again at each
+    -- reference)
+    select
+        c.hop_kind as hop_kind, c.hop_name as hop_name,
+        maxIf(c.duration_ms, c.is_call) as longest,
+        countIf(c.is_call) as n_long,
+        any(t.n_calls) as all_calls,
+        any(t.p50) as hop_p50,
+        quantileExactInclusiveIf(0.5)(c.duration_ms, c.is_call) as median_long,
+        uniqExactIf(c.task_id, c.is_call and c.bad = 1) as n_bad,
+        minIf(c.end_ns, c.is_call) as first_ns,
+        maxIf(c.end_ns, c.is_call) as last_ns,
+        arrayMap(e -> CAST((e.2, e.3), 'Tuple(task_id String, span_id String)'),
+                 arraySlice(arrayReverseSort(groupArrayIf(c.ex, not c.is_call)), 1, 5)) as top
+    from (select hop_kind, hop_name, item.1 as is_call, item.2 as duration_ms,
+                 item.3 as end_ns, item.4 as bad, item.5 as task_id, item.6 as ex
           from evidence_rows
-          array join arrayZip(vals['long_ms'], vals['end_off_ns'], vals['bad'], task_ids) as call
-          where n['candidates'] > 0) as c
+          array join arrayConcat(
+              arrayMap(call -> (true, call.1, minute_ns + toInt64(call.2), call.3, call.4,
+                                (call.1, '', '')),
+                       if(n['candidates'] > 0,
+                          arrayZip(vals['long_ms'], vals['end_off_ns'], vals['bad'], task_ids),
+                          [])),
+              arrayMap(e -> (false, e.1, 0, 0.0, '', e), examples)) as item) as c
     inner join typical as t on t.hop_kind = c.hop_kind and t.hop_name = c.hop_name
     where c.duration_ms > {missing_timeout_long_ms:Float64}
        or (c.duration_ms > {missing_timeout_p50_factor:Float64} * t.p50
            and c.duration_ms > {missing_timeout_floor_ms:Float64})
-),
-per_hop as (
-    select
-        hop_kind, hop_name,
-        max(duration_ms) as longest,
-        count() as n_long,
-        any(n_calls) as all_calls,
-        any(p50) as hop_p50,
-        quantileExactInclusive(0.5)(duration_ms) as median_long,
-        uniqExactIf(task_id, bad = 1) as n_bad,
-        min(end_ns) as first_ns,
-        max(end_ns) as last_ns
-    from long_calls
-    group by hop_kind, hop_name
-),
-examples as (
-    -- each minute's five longest calls that may be long hold the window's five longest long ones
-    select x.hop_kind as hop_kind, x.hop_name as hop_name,
-           arrayMap(e -> CAST((e.2, e.3), 'Tuple(task_id String, span_id String)'),
-                    arraySlice(arrayReverseSort(groupArray(x.ex)), 1, 5)) as top
-    from (select hop_kind, hop_name, ex from evidence_rows array join examples as ex) as x
-    inner join typical as t on t.hop_kind = x.hop_kind and t.hop_name = x.hop_name
-    where x.ex.1 > {missing_timeout_long_ms:Float64}
-       or (x.ex.1 > {missing_timeout_p50_factor:Float64} * t.p50
-           and x.ex.1 > {missing_timeout_floor_ms:Float64})
-    group by x.hop_kind, x.hop_name
+    group by c.hop_kind, c.hop_name
+    having n_long > 0
 )
 select h.hop_kind as hop_kind, h.hop_name as hop_name, h.longest as max_ms,
        h.n_long as long_calls, h.all_calls as calls, h.hop_p50 as p50_ms,
-       h.median_long as median_long_ms, h.n_bad as bad_tasks, e.top as examples,
+       h.median_long as median_long_ms, h.n_bad as bad_tasks, h.top as examples,
        h.first_ns as first_ns, h.last_ns as last_ns
 from per_hop as h
-left join examples as e on e.hop_kind = h.hop_kind and e.hop_name = h.hop_name
 order by max_ms desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -12,7 +12,8 @@ timing_out as (
         sum(n['pairs'] * n['mean_tokens']) / sum(n['pairs']) as mean_tokens,
         sum(n['pairs'] * n['mean_ms']) / sum(n['pairs']) as mean_ms,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
     having n_timeouts > 0
@@ -48,18 +49,16 @@ valued as (
            maxIfOrNull(value, label = 'other_ms') as other_ms
     from quantiles
     group by grp
-),
-examples as ({{evidence_examples}})
+)
 select t.hop_kind as hop_kind, t.hop_name as hop_name, t.n_calls as calls,
        t.n_timeouts as timeouts, q.timed_out as timed_out_median_tokens,
        q.other as other_median_tokens, q.timed_out_ms as timed_out_median_ms,
        q.other_ms as other_quantile_ms, m.sxy / m.sxx * 1000 as ms_per_1k_tokens,
-       m.sxy / sqrt(m.sxx * m.syy) as latency_prompt_corr, e.examples as examples,
+       m.sxy / sqrt(m.sxx * m.syy) as latency_prompt_corr, t.top5 as examples,
        t.first_ns as first_ns, t.last_ns as last_ns
 from timing_out as t
 inner join merged as m on m.hop_kind = t.hop_kind and m.hop_name = t.hop_name
 left join valued as q on q.grp = (t.hop_kind, t.hop_name)
-left join examples as e on e.hop_kind <=> t.hop_kind and e.hop_name <=> t.hop_name
 where q.timed_out >= {context_timeout_prompt_ratio:Float64} * q.other
   -- they ran as long as their peers: no deadline cut them short
   and q.timed_out_ms >= q.other_ms

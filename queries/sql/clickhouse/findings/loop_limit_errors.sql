@@ -8,16 +8,15 @@ errors as (
         toInt64(uniqExactArray(task_ids)) as n_tasks,
         toInt64(max(n['loop_limit'])) as max_limit,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     r.hop_kind as hop_kind, r.hop_name as hop_name, r.n_errors as loop_limit_errors,
-    r.n_tasks as tasks, r.max_limit as loop_limit, e.examples as examples,
+    r.n_tasks as tasks, r.max_limit as loop_limit, r.top5 as examples,
     r.first_ns as first_ns, r.last_ns as last_ns
 from errors as r
-left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 order by loop_limit_errors desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -19,22 +19,20 @@ loops as (
         -- each task's lateness, added up over the minutes (a task may wait on several polls):
         -- (tasks, sums, counts), the counts there so that a sum of zero is kept. Here, not in
         -- a CTE of its own, since ClickHouse analyses the evidence again at each reference
-        sumMap(task_ids, vals['task_late_ms'], arrayMap(t -> 1.0, task_ids)) as task_late
+        sumMap(task_ids, vals['task_late_ms'], arrayMap(t -> 1.0, task_ids)) as task_late,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name, label
-),
-examples as ({{evidence_examples}})
+)
 select
     l.hop_kind as hop_kind, l.hop_name as hop_name, l.n_loops as loops,
     l.median_polls as polls_per_loop, l.median_interval as interval_ms,
     l.median_cv as interval_cv, l.with_job as loops_with_job, l.median_late as late_ms,
     l.max_late as max_late_ms, l.late_s as late_seconds, l.median_late_share as late_share,
-    e.examples as examples, l.first_ns as first_ns, l.last_ns as last_ns, 'polling' as rule,
+    l.top5 as examples, l.first_ns as first_ns, l.last_ns as last_ns, 'polling' as rule,
     l.poll_name as polled_hop,
     if(empty(l.task_late.2), null, arrayReduce('quantileExactInclusive(0.5)', l.task_late.2))
         as task_late_ms
 from loops as l
-left join examples as e on e.hop_kind <=> l.hop_kind and e.hop_name <=> l.hop_name
-                       and e.part <=> l.poll_name
 order by late_seconds desc nulls last
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -11,22 +11,21 @@ rejected as (
         hop_kind, hop_name,
         toInt64(sum(n['rejected'])) as n_rejected,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     where hop_kind is not null
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     r.hop_kind as hop_kind, r.hop_name as hop_name,
     r.n_rejected as rejected_tasks,
     r.n_rejected / t.n_tasks as rejected_share,
-    e.examples as examples,
+    r.top5 as examples,
     r.first_ns as first_ns,
     r.last_ns as last_ns
 from rejected as r
 cross join total as t
-left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 where r.n_rejected >= {saturation_min_rejections:Float64}
   and r.n_rejected >= {saturation_rejection_share:Float64} * t.n_tasks
 order by rejected_tasks desc

@@ -9,22 +9,21 @@ retried as (
         max(n['timeout_ms']) as max_timeout_ms,
         sum(n['time_ms']) as time_ms,
         minOrNull(first_ns) as first_ns,
-        maxOrNull(last_ns) as last_ns
+        maxOrNull(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     r.hop_kind as hop_kind, r.hop_name as hop_name,
     r.n_retried as retried_timeouts,
     r.n_tasks as tasks,
     r.max_timeout_ms as timeout_ms,
     r.time_ms as time_in_retried_timeouts_ms,
-    e.examples as examples,
+    r.top5 as examples,
     r.first_ns as first_ns,
     r.last_ns as last_ns
 from retried as r
-left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 where r.n_retried >= {retried_timeouts_min:Float64}
 order by retried_timeouts desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -9,7 +9,8 @@ streamed as (
         max(n['ttft_max_ms']) as ttft_max,
         toInt64(sum(n['stalled_then_timed_out'])) as n_timed_out,
         minOrNull(first_ns) as first_ns,
-        maxOrNull(last_ns) as last_ns
+        maxOrNull(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
     having n_stalled >= {stream_stall_min_calls:Float64}
@@ -38,8 +39,7 @@ valued as (
            maxIfOrNull(value, label = 'p95') as p95
     from quantiles
     group by grp
-),
-examples as ({{evidence_examples}})
+)
 select
     s.hop_kind as hop_kind, s.hop_name as hop_name,
     s.n_streamed as streamed_calls,
@@ -49,11 +49,10 @@ select
     q.p95 as ttft_p95_ms,
     s.ttft_max as ttft_max_ms,
     s.n_timed_out as stalled_then_timed_out,
-    e.examples as examples,
+    s.top5 as examples,
     s.first_ns as first_ns,
     s.last_ns as last_ns
 from streamed as s
 left join valued as q on q.grp = (s.hop_kind, s.hop_name)
-left join examples as e on e.hop_kind <=> s.hop_kind and e.hop_name <=> s.hop_name
 order by stalled_calls desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

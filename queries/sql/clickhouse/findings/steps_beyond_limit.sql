@@ -9,16 +9,15 @@ runs as (
         quantileExactInclusiveArray(0.5)(vals['steps']) as median,
         toInt64(max(n['max_steps'])) as most_steps,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     r.hop_kind as hop_kind, r.hop_name as hop_name, r.n_runs as runs_over_limit,
     r.max_limit as loop_limit, r.median as median_steps, r.most_steps as max_steps,
-    e.examples as examples, r.first_ns as first_ns, r.last_ns as last_ns
+    r.top5 as examples, r.first_ns as first_ns, r.last_ns as last_ns
 from runs as r
-left join examples as e on e.hop_kind <=> r.hop_kind and e.hop_name <=> r.hop_name
 order by runs_over_limit desc
 settings join_use_nulls = 1, enable_materialized_cte = 1

@@ -11,17 +11,16 @@ ghosts as (
         max(n['max_ms_after']) as max_ms,
         toInt64(sum(n['started_after_cutoff'])) as started_after,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        {{evidence_best5}} as top5
     from evidence_rows
     group by hop_kind, hop_name
-),
-examples as ({{evidence_examples}})
+)
 select
     g.hop_kind as hop_kind, g.hop_name as hop_name, g.seconds as seconds_after,
     g.tokens as tokens_after, g.n_spans as spans, g.n_tasks as tasks, g.max_ms as max_ms_after,
-    g.started_after as started_after_cutoff, e.examples as examples, g.first_ns as first_ns,
+    g.started_after as started_after_cutoff, g.top5 as examples, g.first_ns as first_ns,
     g.last_ns as last_ns
 from ghosts as g
-left join examples as e on e.hop_kind <=> g.hop_kind and e.hop_name <=> g.hop_name
 order by seconds_after desc
 settings join_use_nulls = 1, enable_materialized_cte = 1
