@@ -5,7 +5,8 @@
 -- does other work between the repeats is looping, not polling. One row per (trace_id,
 -- parent_span_id, poll_name). Parents are those that ended in [lo_ns, hi_ns); their children
 -- those that started within span_slack_ns of the parent's end, read among the spans that
--- started in [reach_ns, reach_end_ns). DuckDB's _poll_loops.sql, step for step.
+-- started in [reach_ns, reach_end_ns). DuckDB's _poll_loops.sql, step for step (its last, the
+-- loops without other work, as a left join: one read of the candidates).
 poll_parents as materialized (
     -- spans that ended in the range (any of them may poll)
     select trace_id, span_id, task_id, hop_kind, hop_name, duration_ms, end_ns
@@ -51,14 +52,17 @@ poll_candidates as materialized (
 ),
 poll_loops as materialized (
     -- candidates without other work (a model, tool or agent call) between their first and
-    -- last poll
-    select *
-    from poll_candidates
-    where (trace_id, parent_span_id, poll_name) not in (
-        select l.trace_id, l.parent_span_id, l.poll_name
-        from poll_candidates as l
-        inner join poll_family as w on w.trace_id = l.trace_id
-                                   and w.parent_span_id = l.parent_span_id
-        where w.name != l.poll_name and w.hop_kind in ('model', 'tool', 'agent')
-          and w.start_ns > l.first_poll_ns and w.start_ns < l.last_poll_ns)
+    -- last poll: one read of the candidates (ClickHouse analyses a CTE again at each reference)
+    select l.trace_id as trace_id, l.parent_span_id as parent_span_id,
+           l.poll_name as poll_name, any(l.polls) as polls, any(l.interval_ms) as interval_ms,
+           any(l.interval_cv) as interval_cv, any(l.first_poll_ns) as first_poll_ns,
+           any(l.last_poll_ns) as last_poll_ns, any(l.seen_ns) as seen_ns
+    from poll_candidates as l
+    left join (select trace_id, parent_span_id, name, start_ns
+               from poll_family
+               where hop_kind in ('model', 'tool', 'agent')) as w
+           on w.trace_id = l.trace_id and w.parent_span_id = l.parent_span_id
+    group by l.trace_id, l.parent_span_id, l.poll_name
+    having countIf(w.name != l.poll_name and w.start_ns > l.first_poll_ns
+                   and w.start_ns < l.last_poll_ns) = 0
 )
