@@ -2,8 +2,8 @@
 -- (the verdict over the window's evidence, _evidence_rising_queue_waits.sql, asked inline: the
 -- quarters are cut at whole seconds, the p90s and the median budget come from histograms, as
 -- DuckDB's: a minute wholly in a quarter from its minute histograms, the minute a boundary
--- cuts from its waits' seconds and buckets). Each CTE is read once where it can be: ClickHouse
--- analyses a CTE again at every reference, materialized or not (docs/scale-out.md).
+-- cuts from its waits' seconds and buckets). Its CTEs are read as few times as they can be:
+-- ClickHouse analyses a CTE again at every reference, materialized or not (docs/scale-out.md).
 with evidence_rows as materialized ({{evidence_rising_queue_waits}}),
 spread as (
     select hop_kind, hop_name, toInt64(sum(n['waits'])) as n_waits,
