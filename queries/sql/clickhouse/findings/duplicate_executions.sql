@@ -1,46 +1,39 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
 -- (raw rows on both engines: a key's executions reach across tasks and up to
--- duplicate_lookback_s before the window; DuckDB's twin, step for step)
-with repeated_keys as (
-    -- only a key executed successfully more than once (innermost or not) can be duplicated:
-    -- one pass over the keys of the window and the lookback before it (every span read here
-    -- ended from there on: an execution's ancestors end after it), cheaper than matching
-    -- every key of the window
+-- duplicate_lookback_s before the window; DuckDB's twin, step for step but for two steps
+-- merged: the repeated and the recent keys, the executions and their shared traces)
+with keys as (
+    -- only a key executed successfully more than once (innermost or not), once within the
+    -- window, can be duplicated there: one pass over the keys of the window and the lookback
+    -- before it (every span read here ended from there on: an execution's ancestors end after
+    -- it), cheaper than matching every key of the window. Each CTE here is read as few times
+    -- as it can be: ClickHouse analyses a CTE again at every reference (docs/scale-out.md)
     select hop_kind, hop_name, idempotency_key
     from {{finding_spans}}
     where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
       and idempotency_key is not null and not is_error
     group by hop_kind, hop_name, idempotency_key
     having count() > 1
-),
-recent_keys as (
-    select distinct hop_kind, hop_name, idempotency_key
-    from {{finding_spans}}
-    where end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}
-      and idempotency_key is not null and not is_error
-      and (hop_kind, hop_name, idempotency_key) in (select * from repeated_keys)
+       and countIf(end_ns >= {start_ns:Int64} and end_ns < {end_ns:Int64}) > 0
 ),
 executions as materialized (
-    select task_id, trace_id, span_id, parent_span_id, hop_kind, hop_name,
-           assumeNotNull(idempotency_key) as key, end_ns
-    from {{finding_spans}}
-    where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
-      and idempotency_key is not null and not is_error
-      and (hop_kind, hop_name, idempotency_key) in (select * from recent_keys)
-),
-shared_traces as materialized (
-    -- only a trace holding a key twice can hold one span of it inside another
-    select trace_id, key
-    from executions
-    group by trace_id, hop_kind, hop_name, key
-    having count() > 1
+    -- shared: the trace holds some hop's execution of this key twice, so one span of it may
+    -- be inside another
+    select *, max(per_hop) over (partition by trace_id, key) > 1 as shared
+    from (select task_id, trace_id, span_id, parent_span_id, hop_kind, hop_name,
+                 assumeNotNull(idempotency_key) as key, end_ns,
+                 count() over (partition by trace_id, hop_kind, hop_name, key) as per_hop
+          from {{finding_spans}}
+          where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
+            and idempotency_key is not null and not is_error
+            and (hop_kind, hop_name, idempotency_key) in (select * from keys))
 ),
 trees as materialized (
     -- the parent of each span of those traces, as parallel arrays per trace
     select trace_id, groupArray(span_id) as ids, groupArray(coalesce(parent_span_id, '')) as parents
     from {{finding_spans}}
     where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
-      and trace_id in (select trace_id from shared_traces)
+      and trace_id in (select trace_id from executions where shared)
     group by trace_id
 ),
 chain as materialized (
@@ -54,7 +47,7 @@ chain as materialized (
                as ancestors
     from executions as e
     inner join trees as t on t.trace_id = e.trace_id
-    where (e.trace_id, e.key) in (select trace_id, key from shared_traces)
+    where e.shared
 ),
 carriers as (
     -- executions with an execution of the same hop and key below them
