@@ -7,7 +7,9 @@ minutes as (
         sum(n['attempts']) as n_attempts,
         toInt64(sum(n['retries'])) as n_retries,
         min(first_ns) as first_ns,
-        max(last_ns) as last_ns
+        max(last_ns) as last_ns,
+        -- each minute's best five (highest attempt number first)
+        {{evidence_best5}} as top5
     from evidence_rows
     group by minute_ns, hop_kind, hop_name
 ),
@@ -16,16 +18,6 @@ storms as (
     from minutes
     where n_retries >= {retry_storm_min_retries:Float64}
       and n_retries >= {retry_storm_share:Float64} * n_attempts
-),
-examples as (
-    -- each storm minute's best five (highest attempt number first)
-    select minute_ns, hop_kind, hop_name,
-        arrayMap(x -> CAST((x.2, x.3), 'Tuple(task_id String, span_id String)'),
-                 {{evidence_top5}}) as examples
-    from (select minute_ns, hop_kind, hop_name, ex
-          from evidence_rows
-          array join examples as ex)
-    group by minute_ns, hop_kind, hop_name
 )
 select
     s.hop_kind as hop_kind, s.hop_name as hop_name,
@@ -34,12 +26,10 @@ select
     max(s.retry_share) as peak_retry_share,
     sum(s.n_retries) as retries,
     -- the examples of the minute with the most retries (the latest of equals)
-    argMax(e.examples, (s.n_retries, s.minute_ns)) as examples,
+    argMax(s.top5, (s.n_retries, s.minute_ns)) as examples,
     min(s.first_ns) as first_ns,
     max(s.last_ns) as last_ns
 from storms as s
-left join examples as e on e.minute_ns = s.minute_ns and e.hop_kind <=> s.hop_kind
-                       and e.hop_name <=> s.hop_name
 group by s.hop_kind, s.hop_name
 order by peak_retries_per_minute desc
 settings join_use_nulls = 1, enable_materialized_cte = 1
