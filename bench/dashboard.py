@@ -30,14 +30,15 @@ same URL opened again right after, within the TTL: no API call, only Streamlit a
 Before the timed visits the server's findings evidence worker is let catch up (the copy's
 findings hour tier is built again from its shifted minutes; `findings evidence current after`
 says how long), as on a server that kept up with its traffic, and one untimed page load warms
-Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each (window, page) is visited cold then warm
-`--repeat` times; the table shows medians (and max), the JSON line every figure, the API calls
-of the slowest cold visit and the load average. Each visit is also split by Streamlit's
-websocket frames (tab load until the rerun request; "script": until the last message, API calls
-included; "draw": browser work after it), and the CPU seconds of the dashboard, Chromium and
-server process trees are read from /proc: on a shared machine CPU time is disturbed less than
-wall time. Pages: overview, root causes, hops, budgets & findings, task explorer (list, and one
-failed task with its waterfall: a different task on every repetition), alerts, incidents.
+Streamlit (the first script run imports Plotly and pandas) and the browser cache. Each (window,
+page) is visited cold then warm `--repeat` times; the table shows medians (and max), the JSON
+line every figure, the API calls of the slowest cold visit and the load average. Each visit
+is also split by Streamlit's websocket frames (tab load until the rerun request; "script":
+until the last message, API calls included; "draw": browser work after it), and the CPU
+seconds of the dashboard, Chromium and server process trees are read from /proc: on a shared
+machine CPU time is disturbed less than wall time. Pages: overview, root causes, hops, budgets
+& findings, task explorer (list, and one failed task with its waterfall: a different task on
+every repetition), alerts, incidents.
 
 Baseline. Every repetition also visits, the same way and in the same browser, an empty
 Streamlit page (a bare `streamlit run` of a script drawing one metric and the caption the visit
