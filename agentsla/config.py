@@ -213,8 +213,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("retention_interval", "tasks", 3600.0, parse_duration,
             "How often retention and the lost-task sweep run (the sweep runs at least every 10 s)."),
     Setting("evidence_interval", "tasks", 5.0, parse_duration,
-            "Pause between two rounds of the findings evidence worker, which "
-            "stores each minute's findings evidence once its spans changed (docs/findings.md; "
+            "Pause between two rounds of the findings evidence worker, which stores each "
+            "minute's findings evidence once its spans changed and then stayed unchanged for "
+            "this long (docs/findings.md; "
             "on ClickHouse the process running shard 0: docs/scale-out.md, Stored findings "
             "evidence); 0 = none (every /findings then reads raw spans)."),
     Setting("late_window", "tasks", 300.0, parse_duration,

@@ -6,7 +6,7 @@ each settled hour's in `finding_evidence_hourly__<question>` (`hour_table`). Evi
 minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
 children, a task's spans are all one task's), so the writer records, in the transaction that
 changes them, the minutes from the first start to the last end of every task it re-materializes
-(`evidence_dirty`, inclusive minute bounds), and the end minute of each finished task row it
+(`evidence_dirty`, inclusive minute bounds, with when it marked them), and the end minute of each finished task row it
 replaces or deletes (a lost task found again, or moved to its declared task, ended elsewhere).
 The writer only ever inserts into that table and the worker only deletes rows it has seen, so
 the two never conflict. A minute no dirty range covers has its evidence stored (none, when it
@@ -16,6 +16,7 @@ holds no spans). See docs/findings.md.
 from __future__ import annotations
 
 import re
+import time
 from typing import Iterable, Mapping
 
 
@@ -129,6 +130,12 @@ BACKFILL = (
 )
 
 
+#: Migration 13: when each mark was made (unix ns; null for marks made before), so that the
+#: worker leaves a minute that is still changing for a later round (queries/findings/evidence.py,
+#: `refresh`).
+MARKED_AT = ("alter table evidence_dirty add column if not exists marked_ns BIGINT",)
+
+
 def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
                     replaced_ends: Iterable[int] = ()) -> list[tuple[int, int]]:
     """Merge each task's minutes (its spans and its row: start to end) into disjoint runs.
@@ -155,9 +162,12 @@ def changed_minutes(tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
 def mark_changed(con, tasks: Iterable[tuple[Iterable[Mapping], Mapping]],
                  replaced_ends: Iterable[int] = ()) -> None:
     """Record, in the caller's transaction, the minutes whose evidence these tasks changed
-    (and those of the replaced rows' ends: evidence counted at a task's end moves with it)."""
+    (and those of the replaced rows' ends: evidence counted at a task's end moves with it),
+    and when."""
     runs = changed_minutes(tasks, replaced_ends)
     if runs:  # one statement: an executemany runs row by row, and registering an Arrow table
         # costs two catalog changes; the runs are few (adjacent minutes are joined)
-        con.execute("insert into evidence_dirty values " + ", ".join(["(?, ?)"] * len(runs)),
-                    [bound for run in runs for bound in run])
+        now = time.time_ns()
+        con.execute("insert into evidence_dirty (lo_ns, hi_ns, marked_ns) values "
+                    + ", ".join(["(?, ?, ?)"] * len(runs)),
+                    [value for lo, hi in runs for value in (lo, hi, now)])

@@ -255,6 +255,8 @@ MIGRATIONS: tuple[tuple[str | Callable, ...], ...] = (
     (evidence.add_hour_tier,),
     # 12: each question's findings evidence in tables of its own
     (evidence.split_by_question,),
+    # 13: when each dirty mark was made (the findings worker waits for a minute to settle)
+    evidence.MARKED_AT,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -126,12 +126,14 @@ class Plan:
 
 
 class Round(NamedTuple):
-    """What one refresh round stored, and what it left for the next."""
+    """What one refresh round stored, and what it left for the next (`pending` counts the
+    dirty minutes left, `settling` those of them left because they changed too recently)."""
 
     minutes: int
     pending: int
     hours: int = 0
     hours_pending: int = 0
+    settling: int = 0
 
 
 def whole_minutes(start_ns: int, end_ns: int) -> tuple[int, int]:
@@ -297,10 +299,16 @@ def _tasks_from(store: ReadStore, ranged: Mapping[str, Any]) -> int:
 
 
 def refresh(store: ReadStore, thresholds: Mapping[str, Any],
-            budget_minutes: int = ROUND_MINUTES, now_ns: int | None = None) -> Round:
-    """Store the evidence of (up to `budget_minutes`) dirty minutes, then build (up to
-    ROUND_HOURS) hours settled by `now_ns` (default: the clock) that need it; say how many of
-    each it did and left.
+            budget_minutes: int = ROUND_MINUTES, now_ns: int | None = None,
+            quiet_ns: int = 0) -> Round:
+    """Store the evidence of (up to `budget_minutes`) dirty minutes that no mark has changed
+    within `quiet_ns` before `now_ns` (default: the clock; 0: every dirty minute), then build (up to ROUND_HOURS)
+    hours settled by then that need it; say how many of each it did and left.
+
+    A minute still changing is left for a later round: a request reads a dirty minute from raw
+    rows, so its evidence stored now would be read by nobody once the next span marks it again,
+    and a live minute would be computed again every round (docs/findings.md, The worker waits
+    for a minute to settle).
 
     One transaction on DuckDB: the dirty ranges it saw are replaced by those it left, so ranges
     the writer adds meanwhile (outside its snapshot) stay dirty for the next round.
@@ -309,30 +317,34 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
     the minutes it left before those, each write at a newer `version` than the last.
     """
     version = time.time_ns()  # one refresher (docs/scale-out.md): newer than its last round
+    now_ns = version if now_ns is None else now_ns
     store.rows("findings/evidence_begin")
     try:
         ids = {q: question_id(store, q, thresholds) for q in STORED[store.dialect]}
         hourly = {q: ids[q] for q in HOURLY[store.dialect]}
         _register(store, ids, hourly, version)
         marks = store.rows("findings/evidence_dirty")
-        done, left = _take_newest(_runs(marks), budget_minutes)
+        changing = _runs([m for m in marks
+                          if quiet_ns and (m["marked_ns"] or 0) > now_ns - quiet_ns])
+        done, left = _take_newest(_without(_runs(marks), changing), budget_minutes)
         for lo, hi in done:
             for question, stored_as in ids.items():
                 _store(store, question, stored_as, thresholds, (lo, hi), version)
             if hourly:
                 store.rows("findings/evidence_hours_mark", {"lo_ns": lo, "hi_ns": hi})
-        if done:
-            for lo, hi in left:
+        if done or len(marks) > len(left) + len(changing):  # else the marks are as compact
+            for lo, hi in left + changing:
                 store.rows("findings/evidence_redirty",
-                           {"lo_ns": lo, "hi_ns": hi - MINUTE_NS, "version": version})
+                           {"lo_ns": lo, "hi_ns": hi - MINUTE_NS, "version": version,
+                            "marked_ns": _newest_mark(marks, lo, hi)})
             store.rows("findings/evidence_undirty", {"seen": [r["id"] for r in marks]})
-        built, due = _build_hours(store, hourly, thresholds, version,
-                                  (time.time_ns() if now_ns is None else now_ns) - HOUR_SETTLE_NS)
+        built, due = _build_hours(store, hourly, thresholds, version, now_ns - HOUR_SETTLE_NS)
         store.rows("findings/evidence_commit")
     except BaseException:
         store.rows("findings/evidence_rollback")
         raise
-    return Round(_minutes(done), _minutes(left), built, due - built)
+    settling = _minutes(changing)
+    return Round(_minutes(done), _minutes(left) + settling, built, due - built, settling)
 
 
 def _build_hours(store: ReadStore, hourly: Mapping[str, str], thresholds: Mapping[str, Any],
@@ -396,6 +408,28 @@ def _runs(rows: list[dict]) -> list[tuple[int, int]]:
     return _merged([(r["lo_ns"], r["hi_ns"] + MINUTE_NS) for r in rows])
 
 
+def _without(runs: list[tuple[int, int]], cut: list[tuple[int, int]]
+             ) -> list[tuple[int, int]]:
+    """The minutes of half-open `runs` outside the half-open `cut`, as runs (both sorted)."""
+    kept: list[tuple[int, int]] = []
+    for lo, hi in runs:
+        for cut_lo, cut_hi in cut:
+            if cut_hi <= lo or cut_lo >= hi:
+                continue
+            if cut_lo > lo:
+                kept.append((lo, cut_lo))
+            lo = max(lo, cut_hi)
+        if lo < hi:
+            kept.append((lo, hi))
+    return kept
+
+
+def _newest_mark(marks: list[dict], lo: int, hi: int) -> int:
+    """When the newest of the marks reaching the minutes of [lo, hi) was made (0: unknown)."""
+    return max((m["marked_ns"] or 0 for m in marks
+                if m["lo_ns"] < hi and m["hi_ns"] + MINUTE_NS > lo), default=0)
+
+
 def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Join overlapping or touching half-open ranges (empty ones dropped), in order."""
     runs: list[tuple[int, int]] = []
@@ -423,7 +457,8 @@ def _take_newest(runs: list[tuple[int, int]], budget: int
 
 
 class EvidenceWorker:
-    """Keeps the stored evidence current: a refresh round, then a pause of `interval` s."""
+    """Keeps the stored evidence current: a refresh round, then a pause of `interval` s; a
+    minute is stored once it went one interval without changing."""
 
     def __init__(self, stores: Callable[[], ReadStore], thresholds: Mapping[str, Any],
                  interval: float) -> None:
@@ -436,6 +471,7 @@ class EvidenceWorker:
         self.minutes = 0  # minutes stored in all
         self.hours = 0  # hours of the hour tier built in all
         self.pending: int | None = None  # dirty minutes the last round left (None: no round yet)
+        self.settling: int | None = None  # of which, still changing
         self.hours_pending: int | None = None  # settled hours it left to build
         self._thread = threading.Thread(target=self._run, name="agentsla-evidence", daemon=True)
 
@@ -456,6 +492,7 @@ class EvidenceWorker:
         """The worker's counters for /api/v1/health."""
         return {"running": self._thread.is_alive(), "rounds": self.rounds,
                 "minutes_stored": self.minutes, "minutes_pending": self.pending,
+                "minutes_settling": self.settling,
                 "hours_built": self.hours, "hours_pending": self.hours_pending}
 
     def _run(self) -> None:
@@ -463,11 +500,13 @@ class EvidenceWorker:
         try:
             while not self._stop.is_set():
                 try:
-                    did = refresh(self._store, self._thresholds)
+                    did = refresh(self._store, self._thresholds,
+                                  quiet_ns=int(self._interval * 1e9))
                     self.pending, self.hours_pending = did.pending, did.hours_pending
+                    self.settling = did.settling
                     self.rounds += bool(did.minutes or did.hours)
                     self.minutes, self.hours = self.minutes + did.minutes, self.hours + did.hours
-                    more = did.pending > 0 or did.hours_pending > 0
+                    more = did.pending > did.settling or did.hours_pending > 0
                 except Exception as exc:  # the minutes stay dirty: requests read them raw
                     if self._stop.is_set():
                         break

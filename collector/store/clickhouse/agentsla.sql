@@ -124,15 +124,18 @@ SETTINGS allow_nullable_key = 1;
 -- The minutes whose evidence changed (inclusive minute bounds): marked by materializer passes
 -- (before their first insert and again after their finding rows) and by the evidence worker
 -- for minutes a round left; each mark has its own id, and the worker deletes (is_deleted = 1)
--- exactly the marks it saw, after it stored their minutes' evidence.
+-- exactly the marks it saw, after it stored their minutes' evidence. marked_ns: when (unix ns, by
+-- the marking process's clock); the worker leaves minutes marked within its interval for later.
 create table if not exists $database.agentsla_evidence_dirty (
     id String,
     lo_ns Int64,
     hi_ns Int64,
     version UInt8 DEFAULT 0,  -- 0: the mark, 1: its deletion
-    is_deleted UInt8 DEFAULT 0
+    is_deleted UInt8 DEFAULT 0,
+    marked_ns Int64 DEFAULT 0
 ) ENGINE = ReplacingMergeTree(version, is_deleted)
 ORDER BY id;
+alter table $database.agentsla_evidence_dirty add column if not exists marked_ns Int64 DEFAULT 0;
 
 -- The questions (name @ digest) agentsla_finding_evidence holds (one row each; version: when
 -- registered, the newest registration wins).

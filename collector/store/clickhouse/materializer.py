@@ -17,6 +17,7 @@ before the first insert), so replays are idempotent.
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -123,11 +124,12 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
 def _mark_dirty(runner: Any, database: str, mark: str, runs: list[tuple[int, int]]) -> None:
     """Mark the minute runs (inclusive bounds) dirty for the findings evidence worker, one row
     per run under an id of its own (the worker deletes the marks it saw: a replayed pass's
-    marks must not share an id with one already deleted)."""
+    marks must not share an id with one already deleted), with the time it marked them."""
     if runs:
+        now = time.time_ns()
         runner.insert(f"{database}.agentsla_evidence_dirty",
-                      [{"id": f"{mark}/{uuid.uuid4().hex}", "lo_ns": lo, "hi_ns": hi}
-                       for lo, hi in runs])
+                      [{"id": f"{mark}/{uuid.uuid4().hex}", "lo_ns": lo, "hi_ns": hi,
+                        "marked_ns": now} for lo, hi in runs])
 
 
 def _minutes(ends: pa.ChunkedArray) -> set[int]:

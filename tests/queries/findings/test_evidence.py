@@ -228,6 +228,45 @@ def test_a_late_attempt_is_found_before_and_after_the_next_round():
     con.close()
 
 
+def _marks(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int | None]]:
+    return con.execute("select lo_ns, hi_ns, marked_ns from evidence_dirty order by 1").fetchall()
+
+
+def test_a_minute_still_changing_is_stored_once_it_settles():
+    # Five calls retried once after a timeout, 2 minutes apart, then the late third attempt of
+    # the first: a round with a quiet period that the late mark is within stores the other
+    # calls' minutes and leaves the first call's (still changing) dirty, under the late mark's
+    # time; they are stored once that time is a quiet period old. The answer is exact throughout.
+    traces = [_timed_out_call(i * 120_000, 2) for i in range(5)]
+    con, writer, store = _store([r for t in traces for r in t.rows])
+    ((_, _, first_mark),) = _marks(con)  # the calls' minutes are one run
+    late = _timed_out_call(0, 3)
+    third = {**late.rows[-1], "trace_id": traces[0].trace_id,
+             "parent_span_id": traces[0].root["span_id"], "span_id": "f" * 16}
+    writer.write([third], now_ns=third["end_ns"] + 1)
+    late_lo, late_hi, late_mark = max(_marks(con), key=lambda mark: mark[2])
+    assert late_mark > first_mark
+    quiet = late_mark - first_mark
+    start, end = BASE_NS - MINUTE_NS, BASE_NS + 20 * MINUTE_NS
+
+    did = evidence.refresh(store, TH, now_ns=late_mark, quiet_ns=quiet)
+    changing = (late_hi - late_lo) // MINUTE_NS + 1
+    assert did.settling == changing and did.pending == changing
+    assert did.minutes > 0
+    assert _marks(con) == [(late_lo, late_hi, late_mark)]  # kept its time, not the round's
+    settling = _stored_ns(store, start, end)
+    raw, stored = _both(store, start, end)
+    assert stored == raw
+
+    did = evidence.refresh(store, TH, now_ns=late_mark + quiet - 1, quiet_ns=quiet)
+    assert (did.minutes, did.settling) == (0, changing)
+    did = evidence.refresh(store, TH, now_ns=late_mark + quiet, quiet_ns=quiet)
+    assert (did.minutes, did.pending, did.settling) == (changing, 0, 0)
+    assert _marks(con) == [] and _stored_ns(store, start, end) == settling + changing * MINUTE_NS
+    assert _both(store, start, end) == (raw, raw)
+    con.close()
+
+
 def test_ghost_work_ending_long_after_its_task_began_is_found_in_every_window():
     # A crawler left running 45 minutes after its task gave up (root timed out at 10 s): its
     # task started long before the 30 minutes a minute's evidence reads tasks from, so the
