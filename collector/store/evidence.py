@@ -6,8 +6,9 @@ each settled hour's in `finding_evidence_hourly__<question>` (`hour_table`). Evi
 minute depends only on the rows of the tasks whose time reaches it (a logical call, a parent's
 children, a task's spans are all one task's), so the writer records, in the transaction that
 changes them, the minutes from the first start to the last end of every task it re-materializes
-(`evidence_dirty`, inclusive minute bounds, with when it marked them), and the end minute of each finished task row it
-replaces or deletes (a lost task found again, or moved to its declared task, ended elsewhere).
+(`evidence_dirty`, inclusive minute bounds, with when it marked them), and the end minute of
+each finished task row it replaces or deletes (a lost task found again, or moved to its
+declared task, ended elsewhere).
 The writer only ever inserts into that table and the worker only deletes rows it has seen, so
 the two never conflict. A minute no dirty range covers has its evidence stored (none, when it
 holds no spans). See docs/findings.md.

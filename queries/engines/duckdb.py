@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator, Mapping
 import duckdb
 import pyarrow as pa
 
+from agentsla.collector.store.database import cursor
 from agentsla.errors import RetryableError
 from agentsla.queries.store import bound, plain, question_sql
 
@@ -75,4 +76,4 @@ class DuckDBStore:
 
 def cursor_stores(con: duckdb.DuckDBPyConnection) -> Callable[[], DuckDBStore]:
     """Return a factory of stores, each over a fresh cursor of `con` (one per thread)."""
-    return lambda: DuckDBStore(con.cursor())
+    return lambda: DuckDBStore(cursor(con))

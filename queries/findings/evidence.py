@@ -302,8 +302,9 @@ def refresh(store: ReadStore, thresholds: Mapping[str, Any],
             budget_minutes: int = ROUND_MINUTES, now_ns: int | None = None,
             quiet_ns: int = 0) -> Round:
     """Store the evidence of (up to `budget_minutes`) dirty minutes that no mark has changed
-    within `quiet_ns` before `now_ns` (default: the clock; 0: every dirty minute), then build (up to ROUND_HOURS)
-    hours settled by then that need it; say how many of each it did and left.
+    within `quiet_ns` before `now_ns` (default: the clock; `quiet_ns` 0: every dirty minute),
+    then build (up to ROUND_HOURS) hours settled by then that need it; say how many of each it
+    did and left.
 
     A minute still changing is left for a later round: a request reads a dirty minute from raw
     rows, so its evidence stored now would be read by nobody once the next span marks it again,

@@ -12,7 +12,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_om
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from agentsla.collector.store.database import open_store
+from agentsla.collector.store.database import cursor, open_store
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.writer import TaskWriter
 from agentsla.config import load_config
@@ -47,7 +47,7 @@ def con(tmp_path):
 
 def _scrape(con, totals: Totals, now_ns: int, accept: str = "") -> dict[str, float]:
     """Scrape once; return every sample as 'name{label="value",...}' (labels sorted) → value."""
-    body, content_type = render_metrics(DuckDBStore(con.cursor()), load_config(environ={}),
+    body, content_type = render_metrics(DuckDBStore(cursor(con)), load_config(environ={}),
                                         totals, now_ns, accept)
     parse = parse_om if "openmetrics" in content_type else parse_text
     return {_key(s.name, s.labels): s.value for f in parse(body.decode()) for s in f.samples}
@@ -170,7 +170,7 @@ def test_series_from_the_hour_before_start_appear_at_zero(con):
 
 def test_openmetrics_exemplars_carry_trace_ids(con):
     samples = {}
-    body, content_type = render_metrics(DuckDBStore(con.cursor()), load_config(environ={}),
+    body, content_type = render_metrics(DuckDBStore(cursor(con)), load_config(environ={}),
                                         _settled(con), BASE_NS + 4 * MINUTE, OPENMETRICS)
     assert content_type.startswith("application/openmetrics-text; version=1.0.0")
     for family in parse_om(body.decode()):
@@ -208,7 +208,7 @@ def test_ingest_counters_come_from_health_by_default(con):
     health = {"ingest": {"accepted_spans": 7, "queued_bytes": 12, "note": "text is skipped"}}
     ask = Ask({}, {}, load_config(environ={}), BASE_NS, lambda: health,
               totals=Totals(BASE_NS))
-    text = _metrics(DuckDBStore(con.cursor()), ask).body.decode()
+    text = _metrics(DuckDBStore(cursor(con)), ask).body.decode()
     assert "# TYPE agentsla_ingest_accepted_spans_total counter\nagentsla_ingest_accepted_spans_total 7.0" in text
     assert "# TYPE agentsla_ingest_queued_bytes gauge\nagentsla_ingest_queued_bytes 12.0" in text
     assert "note" not in text

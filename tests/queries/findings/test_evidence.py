@@ -21,7 +21,7 @@ from shapes import Trace
 from spanfactory import BASE_NS, make_span
 from test_detectors import CASES, EVERYTHING, SLOT_NS, _tagged
 
-from agentsla.collector.store.database import open_store
+from agentsla.collector.store.database import cursor, open_store
 from agentsla.collector.store.evidence import (HOUR_TABLES, MINUTE_TABLES, evidence_tables,
                                                minute_table)
 from agentsla.collector.store.schema import migrate
@@ -41,7 +41,7 @@ def _store(rows: list[dict]) -> tuple[duckdb.DuckDBPyConnection, TaskWriter, Duc
     migrate(con)
     writer = TaskWriter(con, load_config(environ={}).tasks)
     writer.write([dict(r) for r in rows], now_ns=max(r["end_ns"] for r in rows) + 1)
-    return con, writer, DuckDBStore(con.cursor())
+    return con, writer, DuckDBStore(cursor(con))
 
 
 def _refresh_all(store: DuckDBStore, thresholds=TH) -> int:
@@ -335,7 +335,7 @@ def test_out_of_order_traffic_with_rounds_between_batches(tmp_path: Path):
     con = open_store(tmp_path / "db.duckdb")
     try:
         writer = TaskWriter(con, replace(load_config().tasks, default_budget=60.0, lost_grace=30.0))
-        store = DuckDBStore(con.cursor())
+        store = DuckDBStore(cursor(con))
         spans = _retry_traffic(rng, 300)
         rng.shuffle(spans)
         now = BASE_NS
@@ -381,7 +381,7 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
         # what the worker stored before the server stopped
         stored = {q.split("@")[0] for q in _stored_ids(con)}
         assert stored and stored <= set(evidence.QUESTIONS)
-        store = DuckDBStore(con.cursor())
+        store = DuckDBStore(cursor(con))
         _refresh_all(store)
         end = time.time_ns() + 3600 * NS
         for start, stop in ((began - 600 * NS, end), (began + 7 * NS, end - 3590 * NS)):
@@ -524,7 +524,7 @@ def test_later_converted_rules_on_out_of_order_traffic(tmp_path: Path):
     con = open_store(tmp_path / "db.duckdb")
     try:
         writer = TaskWriter(con, replace(load_config().tasks, default_budget=60.0, lost_grace=30.0))
-        store = DuckDBStore(con.cursor())
+        store = DuckDBStore(cursor(con))
         spans = _mixed_traffic(rng, 400)
         rng.shuffle(spans)
         now = BASE_NS
@@ -722,7 +722,7 @@ def test_no_evidence_gives_no_finding(question):
     # that is only the same answer if every verdict finds nothing in an empty table.
     con = duckdb.connect(config={"threads": "1"})
     migrate(con)
-    store = DuckDBStore(con.cursor())
+    store = DuckDBStore(cursor(con))
     store.rows("findings/evidence_reset")
     params = {**TH, "start_ns": BASE_NS, "end_ns": BASE_NS + 3600 * NS}
     assert store.rows(f"findings/{question}", params,
