@@ -286,6 +286,17 @@ def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
     assert {t: rows(t) for t in tables} == written
 
 
+def test_a_store_whose_dirty_marks_predate_marked_ns_gets_the_column(runner):
+    """Marks say when they were made since the evidence worker waits for minutes to settle:
+    start-up adds the column to an older store, its marks at 0 (settled, stored next round)."""
+    url = _store(runner, "unmarked")
+    runner.execute("alter table unmarked.agentsla_evidence_dirty drop column marked_ns")
+    runner.insert("unmarked.agentsla_evidence_dirty", [{"id": "old", "lo_ns": 0, "hi_ns": 0}])
+    prepare(runner, url)
+    assert _select(runner, "select id, marked_ns from unmarked.agentsla_evidence_dirty final"
+                   ) == [{"id": "old", "marked_ns": 0}]
+
+
 #: The exporter's newer trace-id lookup (traces_id_ts_lookup_table.sql of
 #: opentelemetry-collector-contrib at commit 1b08503058e5): Start and End as
 #: SimpleAggregateFunction(min/max, DateTime), weekly partitions, ordered by TraceId alone. The

@@ -267,6 +267,15 @@ def test_a_minute_still_changing_is_stored_once_it_settles():
     con.close()
 
 
+def test_marks_made_before_they_carried_their_time_count_as_settled():
+    # migration 13 adds marked_ns as null to the marks already there: they are stored at once
+    con, _, store = _store(_timed_out_call(0, 2).rows)
+    con.execute("update evidence_dirty set marked_ns = null")
+    did = evidence.refresh(store, TH, quiet_ns=3600 * NS)
+    assert did.minutes > 0 and (did.pending, did.settling) == (0, 0)
+    con.close()
+
+
 def test_ghost_work_ending_long_after_its_task_began_is_found_in_every_window():
     # A crawler left running 45 minutes after its task gave up (root timed out at 10 s): its
     # task started long before the 30 minutes a minute's evidence reads tasks from, so the
