@@ -33,7 +33,10 @@ def open_store(path: str | Path, memory_limit: str = "") -> duckdb.DuckDBPyConne
     from agentsla.collector.store.schema import migrate
 
     path = Path(path)
-    config = {"memory_limit": memory_limit} if memory_limit else {}
+    # spills beside the file, as when DuckDB opens the file itself (in memory: ./.tmp)
+    config = {"temp_directory": f"{path}.tmp"}
+    if memory_limit:
+        config["memory_limit"] = memory_limit
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         con = duckdb.connect(config=config)

@@ -45,6 +45,14 @@ def test_the_store_keeps_row_groups_of_row_group_size_rows_after_reopening(tmp_p
     con.close()
 
 
+def test_queries_spill_beside_the_store_file(tmp_path: Path) -> None:
+    # the file is attached to an in-memory database, whose own spill directory is ./.tmp
+    path = tmp_path / "db.duckdb"
+    con = open_store(path)
+    assert con.execute("select current_setting('temp_directory')").fetchone() == (f"{path}.tmp",)
+    con.close()
+
+
 def test_a_cursor_reads_the_store_file(tmp_path: Path) -> None:
     con = open_store(tmp_path / "db.duckdb")
     con.execute("insert into trace_task values ('a', 'task-a')")
