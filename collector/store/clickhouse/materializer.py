@@ -76,7 +76,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
-    task_traces, moved = _task_traces(runner, database, shard, since, until)
+    task_traces, moved = _task_traces(runner, database, shard, since, until,
+                                      None if _replaying(runner, database, shard, mark) else mark)
     traces = {t for ts in task_traces.values() for t in ts}
     # the spans of traces another shard's task took leave this shard's hop rollups
     spans = _spans(runner, database, table, sorted(traces | set(moved)))
@@ -152,16 +153,26 @@ def _first_end(runner: Any, database: str, table: str, now_ns: int) -> int:
     return rows[0]["first"] if rows and rows[0]["n"] else now_ns
 
 
-def _task_traces(runner: Any, database: str, shard: Shard, since: int,
-                 until: int) -> tuple[dict[str, set[str]], list[str]]:
+def _replaying(runner: Any, database: str, shard: Shard, mark: int) -> bool:
+    """Tell whether an earlier attempt of this pass (same shard and watermark) crashed after
+    journaling: it may have written some rows of its late spans and not others."""
+    return bool(runner.arrow(
+        f"select 1 from {database}.agentsla_rollup_journal where shard = {{shard:String}} "
+        "and pass_ns = {mark:Int64} limit 1", {"shard": str(shard), "mark": mark}).num_rows)
+
+
+def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: int,
+                 mark: int | None) -> tuple[dict[str, set[str]], list[str]]:
     """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop.
 
     A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
-    only once resolved, so every trace with a span ending in range is resolved here (the
-    stored mapping first) and the shard keeps its own tasks, with the traces stored earlier
-    under them and its unfinished tasks' traces.
+    only once resolved, so every trace with a new span in range (`_recent`; with `mark` None,
+    a replay, every span in range counts as new) is resolved here (the stored mapping first)
+    and the shard keeps its own tasks, with the traces stored earlier under them and its
+    unfinished tasks' traces.
     """
-    params = {"k": shard.index, "n": shard.count, "since": since, "until": until}
+    params = {"k": shard.index, "n": shard.count, "since": since, "until": until,
+              "mark": since if mark is None else mark}
     recent = _recent(runner, database, params)
     unfinished = runner.arrow(
         f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
@@ -204,10 +215,17 @@ def _resolve(trace: str, declared: str, stored: str | None) -> str:
 
 
 def _stored_tasks(runner: Any, database: str, traces: list[str]) -> dict[str, str]:
-    """Return trace -> the task its span facts hold it under (a declared task over its own id)."""
+    """Return trace -> the task its span facts hold it under (a declared task over its own id).
+
+    Read without FINAL: a trace's task moves only from its own id to a declared one, once
+    (`_resolve`), so any version naming a declared task names the current one, and the
+    argMax over every version equals the one over the newest. FINAL made this lookup of
+    random ids 3-8x dearer (0.52-0.56 against 0.06-0.17 s of CPU for 728 traces at 10M
+    spans; docs/scale-out.md, Measured).
+    """
     return {r["trace_id"]: r["task_id"] for r in runner.arrow(
         f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
-        f"{database}.agentsla_span_facts final where trace_id in {{traces:Array(String)}} "
+        f"{database}.agentsla_span_facts where trace_id in {{traces:Array(String)}} "
         f"group by trace_id", {"traces": traces}).to_pylist()}
 
 
@@ -222,15 +240,25 @@ def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
 
 
 def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
-    """Return trace -> its first declared task.id ('' if none) for spans ending in range,
-    every shard's (over agentsla_traces: string attributes whichever the table's variant)."""
+    """Return trace -> its first declared task.id ('' if none) among its spans ending in
+    range, for every trace (every shard's) with a new span there: one ending at or after the
+    watermark {mark}, or a late one ending before it that this shard has not judged (no
+    `hop_spans` row under a task of its own). Over agentsla_traces: string attributes
+    whichever the table's variant.
+
+    Without the second condition a pass would judge again every task with a span in its late
+    window: at a 5 s interval and a 5 min late window, each task some 60 times.
+    """
+    end = "toUnixTimestamp64Nano(Timestamp) + Duration"
     rows = runner.arrow(
-        f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], "
-        f"toUnixTimestamp64Nano(Timestamp) + Duration, SpanAttributes['task.id'] != '') as "
-        f"declared from {database}.agentsla_traces"
-        f" where toUnixTimestamp64Nano(Timestamp) + Duration >= {{since:Int64}}"
-        f" and toUnixTimestamp64Nano(Timestamp) + Duration < {{until:Int64}}"
-        f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId",
+        f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], {end}, "
+        f"SpanAttributes['task.id'] != '') as declared from {database}.agentsla_traces"
+        f" where {end} >= {{since:Int64}} and {end} < {{until:Int64}}"
+        f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId"
+        f" having max({end}) >= {{mark:Int64}} or countIf({end} < {{mark:Int64}} and "
+        f"(TraceId, SpanId) not in (select trace_id, span_id from {database}.agentsla_hop_spans"
+        f" where end_ns >= {{since:Int64}} and end_ns < {{mark:Int64}} and "
+        f"{rollups.owns('task_id')})) > 0",
         params).to_pylist()
     return {r["trace_id"]: r["declared"] for r in rows}
 

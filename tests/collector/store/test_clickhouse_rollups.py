@@ -78,6 +78,31 @@ def test_re_judged_tasks_move_between_minutes_and_outcomes(runner):
                    (M0_NS, "m"): 1, (M0_NS, "chat"): 2}
 
 
+def _task_versions(runner, database: str) -> dict[str, tuple[int, str]]:
+    """task -> (version, outcome) of its newest row."""
+    return {r["task_id"]: (r["version"], r["outcome"]) for r in runner.arrow(
+        f"select task_id, version, outcome from {database}.agentsla_tasks final", {}).to_pylist()}
+
+
+def test_a_pass_judges_again_only_tasks_with_new_spans(runner):
+    """The late window is read for late spans, not to judge its tasks again: a finished task
+    with no new span keeps its row; one late span of it makes the next pass judge it again."""
+    url = _store(runner, "unjudged")
+    runner.insert("unjudged.otel_traces", _first_spans())
+    run_pass(runner, "unjudged", url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+    first = _task_versions(runner, "unjudged")
+    # nothing new: only the two tasks in progress are judged again (a root may still come)
+    again = run_pass(runner, "unjudged", url.table, Shard(0, 1), LATE, _now(M0 + 75_000))
+    assert again.tasks == 2 and again.spans == 2
+    assert _task_versions(runner, "unjudged")["b"] == first["b"] == (first["b"][0], "success")
+    # b's late child ends at 28 s, before the watermark (70 s), inside the late window
+    runner.insert("unjudged.otel_traces", [_row(2, 2, 1, M0 + 10_000, M0 + 28_000,
+                                                fallback__used="true")])
+    late = run_pass(runner, "unjudged", url.table, Shard(0, 1), LATE, _now(M0 + 80_000))
+    assert late.tasks == 3
+    assert _task_versions(runner, "unjudged")["b"] == (_now(M0 + 80_000), "degraded")
+
+
 class Crash(RuntimeError):
     """The injected failure."""
 
