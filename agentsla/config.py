@@ -219,8 +219,8 @@ SETTINGS: tuple[Setting, ...] = (
             "on ClickHouse the process running shard 0: docs/scale-out.md, Stored findings "
             "evidence); 0 = none (every /findings then reads raw spans)."),
     Setting("late_window", "tasks", 300.0, parse_duration,
-            "ClickHouse store: each materializer pass re-reads spans that ended this long "
-            "before its watermark, so spans arriving late still join their task."),
+            "ClickHouse store: each materializer pass looks this far before its watermark "
+            "for spans that arrived late, and judges their tasks again."),
     Setting("materialize_interval", "tasks", 5.0, parse_duration,
             "ClickHouse store: pause between two materializer passes of a shard; 0 = `serve` "
             "runs none (dedicated `agentsla materialize` workers do; they pause 1 s)."),
