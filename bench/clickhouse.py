@@ -22,7 +22,9 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
 - materializer: `run_pass` of shard 0/1 over `--slice-minutes` of span time in the middle of the
   day (re-judging those tasks from their spans), wall and this process's CPU time, so spans/s
   per core = spans / CPU seconds (the Python materialization is one thread; chdb's own threads
-  count in the CPU time too);
+  count in the CPU time too); then one steady pass as a live shard runs it, over the next
+  `--steady-seconds` of span time with the default `late_window` (its late spans: none, so
+  what it judges is that span time's tasks, and its CPU shows a pass's fixed cost);
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
   process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
   sla_by tenant, hop_stats, root_causes, budget_waterfall, slo_window, slo_status (every burn
@@ -256,6 +258,17 @@ def materialize_slice(runner, t0: int, minutes: float, now_ns: int) -> dict:
             "constructed_span_rows_confirmed": f"{same_spans}/{len(spans_before)}"}
 
 
+def steady_pass(runner, seconds: float, now_ns: int) -> dict:
+    """One pass after the slice as a live shard runs it: `seconds` of span time past the
+    watermark the slice left, the default late window behind it."""
+    config = dataclasses.replace(load_config(environ={}).tasks, root_grace=0.0,
+                                 materialize_max_window=seconds)
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = run_pass(runner, "default", "otel_traces", Shard(0, 1), config, now_ns)
+    return {"spans": result.spans, "tasks": result.tasks, "late_window_s": config.late_window,
+            "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+
+
 def _span_rows(runner, task_ids: list[str]) -> dict:
     """The span facts, hop_spans and finding_spans rows of those tasks, keyed by (table, trace,
     span)."""
@@ -351,6 +364,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--slice-minutes", type=float, default=10.0,
                         help="span time the materializer judges")
+    parser.add_argument("--steady-seconds", type=float, default=5.0,
+                        help="span time of the steady pass after the slice (the default "
+                             "materialize_interval)")
     parser.add_argument("--questions", help="comma-separated names of the questions to time "
                         "(default: all), e.g. sla_totals,hop_stats")
     parser.add_argument("--reuse", action="store_true",
@@ -383,6 +399,11 @@ def main() -> None:
                   f"{mat['spans_per_s']:,.0f} spans/s, {mat['spans_per_cpu_s']:,.0f} spans/CPU-s; "
                   f"constructed task rows confirmed {mat['constructed_rows_confirmed']}, span rows "
                   f"{mat['constructed_span_rows_confirmed']}", flush=True)
+            mat["steady"] = steady = steady_pass(runner, args.steady_seconds, now)
+            print(f"steady pass: {steady['spans']:,} spans, {steady['tasks']:,} tasks over "
+                  f"{args.steady_seconds:g} s of span time (late window "
+                  f"{steady['late_window_s']:g} s) in {steady['wall_s']:.1f} s wall, "
+                  f"{steady['cpu_s']:.1f} s CPU", flush=True)
         stored = store_evidence(ClickHouseStore(runner)) if args.store_evidence else None
         t0 = now - DAY_NS
         print("questions over 24 h:", flush=True)
