@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 
 from agentsla.collector.processing.normalize import _error_type  # the one set of reason rules
 from agentsla.collector.store.clickhouse import rollups, schema
+from agentsla.collector.store.clickhouse.ids import id_chunks
 from agentsla.collector.store.evidence import changed_minutes
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
@@ -196,9 +197,9 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: in
              if t in owned and stored.get(t) == t != task and task in owned]
     taken = {t for t, task in task_of.items()
              if t in owned and task not in owned and stored.get(t) == task != t}
-    known = runner.arrow(
+    known = [row for chunk in id_chunks(sorted({*tasks, *taken})) for row in runner.arrow(
         f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
-        f"in {{tasks:Array(String)}}", {"tasks": sorted({*tasks, *taken})}).to_pylist()
+        f"in {{tasks:Array(String)}}", {"tasks": chunk}).to_pylist()]
     for row in [*unfinished, *known]:  # traces stored earlier under a task this pass touches
         if row["task_id"] in taken:
             if row["trace_id"] == row["task_id"]:  # still there: drop it
@@ -223,10 +224,10 @@ def _stored_tasks(runner: Any, database: str, traces: list[str]) -> dict[str, st
     random ids 3-8x dearer (0.52-0.56 against 0.06-0.17 s of CPU for 728 traces at 10M
     spans; docs/scale-out.md, Measured).
     """
-    return {r["trace_id"]: r["task_id"] for r in runner.arrow(
+    return {r["trace_id"]: r["task_id"] for chunk in id_chunks(traces) for r in runner.arrow(
         f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
         f"{database}.agentsla_span_facts where trace_id in {{traces:Array(String)}} "
-        f"group by trace_id", {"traces": traces}).to_pylist()}
+        f"group by trace_id", {"traces": chunk}).to_pylist()}
 
 
 def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
@@ -271,16 +272,17 @@ def _spans(runner: Any, database: str, table: str, trace_ids: list[str]) -> pa.T
     reads nearly all of it; bounded by the traces' start times (`_trace_bounds`), it reads the
     parts and granules of that time range only.
     """
-    where, params = "s.trace_id in {traces:Array(String)}", {"traces": trace_ids or [""]}
+    where, params = "s.trace_id in {traces:Array(String)}", {}
     bounds = _trace_bounds(runner, database, table, trace_ids)
     if bounds is not None:  # on the exporter's Timestamp: a range on start_ns prunes nothing
         where += (" and s.timestamp >= fromUnixTimestamp64Nano({lo:Int64})"
                   " and s.timestamp < fromUnixTimestamp64Nano({hi:Int64})")
         params.update(lo=bounds[0], hi=bounds[1])
-    return runner.arrow(f"select * except (resource, scope, links, timestamp), "
-                        f"{schema.PROVIDER_SQL} as "
-                        f"provider from {database}.agentsla_typed_spans as s where {where}",
-                        params)
+    read = (f"select * except (resource, scope, links, timestamp), {schema.PROVIDER_SQL} as "
+            f"provider from {database}.agentsla_typed_spans as s where {where}")
+    # no traces: one read of none, for the table's columns
+    return pa.concat_tables([runner.arrow(read, {**params, "traces": chunk})
+                             for chunk in list(id_chunks(trace_ids)) or [[""]]])
 
 
 def _trace_bounds(runner: Any, database: str, table: str,
@@ -294,13 +296,14 @@ def _trace_bounds(runner: Any, database: str, table: str,
             "select 1 from system.tables where database = {db:String} and name = {tb:String}",
             {"db": database, "tb": lookup}).num_rows:
         return None
-    (row,) = runner.arrow(
+    rows = [row for chunk in id_chunks(sorted(set(trace_ids))) for row in runner.arrow(
         f"select uniqExact(TraceId) as n, toInt64(toUnixTimestamp(min(Start))) as lo, "
         f"toInt64(toUnixTimestamp(max(End))) as hi from {database}.{lookup} "
-        "where TraceId in {traces:Array(String)}", {"traces": trace_ids}).to_pylist()
-    if row["n"] < len(set(trace_ids)):
+        "where TraceId in {traces:Array(String)}", {"traces": chunk}).to_pylist()]
+    if sum(row["n"] for row in rows) < len(set(trace_ids)):
         return None
-    return row["lo"] * NS, (row["hi"] + 1) * NS  # Start and End are whole seconds, floored
+    # Start and End are whole seconds, floored
+    return min(row["lo"] for row in rows) * NS, (max(row["hi"] for row in rows) + 1) * NS
 
 
 def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dict[str, list]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from agentsla.collector.store import rollups as duck
+from agentsla.collector.store.clickhouse.ids import id_chunks
 # the conditions DuckDB's rollups count by: one definition for both engines
 from agentsla.collector.store.rollups import (_BLAMED, _BUDGETED, _DURATION_US, _HOP_COUNTS,
                                               _IN_BUDGET, _RATED)
@@ -196,12 +197,9 @@ def task_minute(row: dict[str, Any]) -> int:
 def stored_task_minutes(runner: Any, database: str, task_ids: Iterable[str]) -> set[int]:
     """Return the minutes the stored rows of these tasks count in (before a pass rewrites
     them)."""
-    ids = sorted(task_ids)
-    if not ids:
-        return set()
-    return {r["minute_ns"] for r in runner.arrow(
+    return {r["minute_ns"] for chunk in id_chunks(sorted(task_ids)) for r in runner.arrow(
         f"select {TASK_MINUTE} as minute_ns from {database}.tasks where task_id in "
-        "{ids:Array(String)}", {"ids": ids}).to_pylist()}
+        "{ids:Array(String)}", {"ids": chunk}).to_pylist()}
 
 
 def journal(runner: Any, database: str, shard: str, pass_ns: int,

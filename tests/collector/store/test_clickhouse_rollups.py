@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from agentsla.collector.store.clickhouse import rollups
+from agentsla.collector.store.clickhouse import ids, rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.config import load_config
 from agentsla.errors import PermanentError
@@ -101,6 +101,22 @@ def test_a_pass_judges_again_only_tasks_with_new_spans(runner):
     late = run_pass(runner, "unjudged", url.table, Shard(0, 1), LATE, _now(M0 + 80_000))
     assert late.tasks == 3
     assert _task_versions(runner, "unjudged")["b"] == (_now(M0 + 80_000), "degraded")
+
+
+def test_id_lists_asked_in_chunks_give_the_same_rollups(runner, monkeypatch):
+    """A pass asks its traces and tasks in chunks of ID_CHUNK ids (ClickHouse stops using the
+    primary key for a long list): chunks of one id write what one list writes."""
+    for database, chunk in (("one_list", ids.ID_CHUNK), ("chunked", 1)):
+        monkeypatch.setattr(ids, "ID_CHUNK", chunk)
+        url = _store(runner, database)
+        runner.insert(f"{database}.otel_traces", _first_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+        runner.insert(f"{database}.otel_traces", _second_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 130_000))
+    assert _minutes(runner, "chunked") == [(M0_NS, 1, 0, 1, 0, 1),
+                                           (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0, 1)]
+    assert _rollup_rows(runner, "chunked") == _rollup_rows(runner, "one_list")
+    assert _span_rows(runner, "chunked") == _span_rows(runner, "one_list")
 
 
 class Crash(RuntimeError):
