@@ -29,7 +29,8 @@ from agentsla.queries.tasks import EVERY_START, reach_params
 BY_SNIPPET = frozenset({"clickhouse"})
 
 #: The snippets a scoped store fills the findings' placeholders with.
-SCOPED_SNIPPETS = {"finding_spans": "scoped_spans", "finding_tasks": "scoped_tasks"}
+SCOPED_SNIPPETS = {"finding_spans": "scoped_spans", "finding_span_rows": "scoped_spans",
+                   "finding_tasks": "scoped_tasks"}
 
 #: Why a task may be unknown to a BY_SNIPPET store although its spans arrived: its findings
 #: read the materializer's judged spans (docs/scale-out.md, The findings' spans).

@@ -8,8 +8,10 @@ with keys as (
     -- before it (every span read here ended from there on: an execution's ancestors end after
     -- it), cheaper than matching every key of the window. Each CTE here is read as few times
     -- as it can be: ClickHouse analyses a CTE again at every reference (docs/scale-out.md)
+    -- Over every stored version (a span judged again counts twice): a superset of the keys,
+    -- whose executions are then read through finding_spans, FINAL
     select hop_kind, hop_name, idempotency_key
-    from {{finding_spans}}
+    from {{finding_span_rows}}
     where end_ns >= {start_ns:Int64} - toInt64({duplicate_lookback_s:Float64} * 1e9)
       and idempotency_key is not null and not is_error
     group by hop_kind, hop_name, idempotency_key
