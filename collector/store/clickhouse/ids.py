@@ -3,8 +3,7 @@
 With about 33,000 ids or more ClickHouse 26.9 (chdb 4.4) no longer analyses the list against
 the primary key: a lookup of random trace ids in 100M span facts then ran for minutes, where
 24,000 ids took 3 s of CPU (docs/scale-out.md, Measured, A live shard at 100M). Lists that
-can grow with a
-pass (its traces, its tasks) are asked in chunks of ID_CHUNK.
+can grow with a pass (its traces, its tasks) are asked in chunks of ID_CHUNK.
 """
 
 from __future__ import annotations
