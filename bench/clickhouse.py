@@ -22,9 +22,10 @@ Timing, all in one process over one chdb session (chdb admits one data path per 
 - materializer: `run_pass` of shard 0/1 over `--slice-minutes` of span time in the middle of the
   day (re-judging those tasks from their spans), wall and this process's CPU time, so spans/s
   per core = spans / CPU seconds (the Python materialization is one thread; chdb's own threads
-  count in the CPU time too); then one steady pass as a live shard runs it, over the next
-  `--steady-seconds` of span time with the default `late_window` (its late spans: none, so
-  what it judges is that span time's tasks, and its CPU shows a pass's fixed cost);
+  count in the CPU time too); then `--steady-passes` passes one after the other as a live
+  shard runs them, each over the next `--steady-seconds` of span time with the default
+  `late_window` (its late spans: none, so what it judges is that span time's tasks, and its
+  CPU shows a pass's fixed cost);
 - questions over the 24 h window (`--repeat` runs: median and max wall, median CPU of this
   process, chdb's threads included; on a shared machine CPU is the steadier figure): sla_totals,
   sla_by tenant, hop_stats, root_causes, budget_waterfall, slo_window, slo_status (every burn
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import platform
 import random
@@ -76,7 +78,7 @@ _TASK = """
     sipHash64(i, 5) % 100 < 5 as fails,
     concat(leftPad(lower(hex(sipHash64(i, 6))), 16, '0'),
            leftPad(lower(hex(sipHash64(i, 7))), 16, '0')) as trace,
-    concat('t', toString(i)) as task
+    lower(hex(MD5(toString(i)))) as task  -- random order, as UUIDs are (task_name)
 """
 
 # Span j of task i: its start, duration, model and tool.
@@ -201,6 +203,13 @@ from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as
 """
 
 
+def task_name(i: int) -> str:
+    """Task i's id as generated (`_TASK`'s task): 32 hex digits in random order, as UUIDs or
+    request ids are; ids in sequence (`t<i>`) put a minute's tasks side by side in every table
+    keyed by task id and flatter every lookup by id (docs/scale-out.md, Measured)."""
+    return hashlib.md5(str(i).encode()).hexdigest()
+
+
 def generate(runner, n_spans: int, t0: int) -> dict[str, float]:
     """Fill the store; return the wall and CPU seconds of each insert."""
     params = {"spans": n_spans, "tasks": n_spans // SPANS_PER_TASK, "t0": t0,
@@ -298,13 +307,13 @@ def time_questions(store, runner, t0: int, end: int, repeat: int, n_tasks: int,
         "sla_series_1h": lambda: sla.sla_series(store, t0, end, hour),
         "hop_series_1h": lambda: hops.hop_series(store, t0, end, hour),
         "root_cause_series_1h": lambda: root_causes.root_cause_series(store, t0, end, hour),
-        "task_lookup": lambda: tasks.get_task(store, f"t{rng.randrange(n_tasks)}"),
+        "task_lookup": lambda: tasks.get_task(store, task_name(rng.randrange(n_tasks))),
         # an empty list is an answer too: the check below asks for a non-empty value
         "findings_1h": lambda: {"found": find_findings(store, end - hour, end, None, {})},
         "findings_24h": lambda: {"found": find_findings(store, t0, end, None, {})},
         # one task's findings: its own spans, and the findings naming it of an hour around it
         "task_findings_1h": lambda: {"found": find_findings(
-            store, end - hour, end, None, {}, task_id=f"t{rng.randrange(n_tasks)}")},
+            store, end - hour, end, None, {}, task_id=task_name(rng.randrange(n_tasks)))},
     }
     out = {}
     for name, ask in questions.items():
@@ -367,6 +376,9 @@ def main() -> None:
     parser.add_argument("--steady-seconds", type=float, default=5.0,
                         help="span time of the steady pass after the slice (the default "
                              "materialize_interval)")
+    parser.add_argument("--steady-passes", type=int, default=3,
+                        help="steady passes, one after the other (each over the next "
+                             "--steady-seconds)")
     parser.add_argument("--questions", help="comma-separated names of the questions to time "
                         "(default: all), e.g. sla_totals,hop_stats")
     parser.add_argument("--reuse", action="store_true",
@@ -399,11 +411,13 @@ def main() -> None:
                   f"{mat['spans_per_s']:,.0f} spans/s, {mat['spans_per_cpu_s']:,.0f} spans/CPU-s; "
                   f"constructed task rows confirmed {mat['constructed_rows_confirmed']}, span rows "
                   f"{mat['constructed_span_rows_confirmed']}", flush=True)
-            mat["steady"] = steady = steady_pass(runner, args.steady_seconds, now)
-            print(f"steady pass: {steady['spans']:,} spans, {steady['tasks']:,} tasks over "
-                  f"{args.steady_seconds:g} s of span time (late window "
-                  f"{steady['late_window_s']:g} s) in {steady['wall_s']:.1f} s wall, "
-                  f"{steady['cpu_s']:.1f} s CPU", flush=True)
+            mat["steady"] = [steady_pass(runner, args.steady_seconds, now)
+                             for _ in range(args.steady_passes)]
+            for steady in mat["steady"]:
+                print(f"steady pass: {steady['spans']:,} spans, {steady['tasks']:,} tasks over "
+                      f"{args.steady_seconds:g} s of span time (late window "
+                      f"{steady['late_window_s']:g} s) in {steady['wall_s']:.1f} s wall, "
+                      f"{steady['cpu_s']:.1f} s CPU", flush=True)
         stored = store_evidence(ClickHouseStore(runner)) if args.store_evidence else None
         t0 = now - DAY_NS
         print("questions over 24 h:", flush=True)
