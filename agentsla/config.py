@@ -221,6 +221,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("late_window", "tasks", 300.0, parse_duration,
             "ClickHouse store: each materializer pass looks this far before its watermark "
             "for spans that arrived late, and judges their tasks again."),
+    Setting("longest_span", "tasks", 3600.0, parse_duration,
+            "ClickHouse store: a materializer pass finds new spans among those that started "
+            "at most this long before its late window, so its read stays bounded however much "
+            "is stored; a longer span is still read with its trace when another span of the "
+            "trace arrives or its task is in progress (docs/scale-out.md, The late window)."),
     Setting("materialize_interval", "tasks", 5.0, parse_duration,
             "ClickHouse store: pause between two materializer passes of a shard; 0 = `serve` "
             "runs none (dedicated `agentsla materialize` workers do; they pause 1 s)."),
@@ -314,6 +319,7 @@ class TasksConfig:
     rollup_merge_rows: int = 100_000
     evidence_interval: float = 5.0
     late_window: float = 300.0
+    longest_span: float = 3600.0
     materialize_interval: float = 5.0
     materialize_max_window: float = 300.0
 

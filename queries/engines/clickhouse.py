@@ -218,6 +218,8 @@ def backfill(runner: Runner, database: str, existed: set[str]) -> None:
     def empty(table: str) -> bool:
         return not runner.arrow(f"select 1 from {database}.{table} limit 1", {}).num_rows
 
+    if "agentsla_task_minutes_index" in existed:
+        _index_tasks_by_minute(runner, database)
     if empty("agentsla_span_facts"):
         return
     if empty("agentsla_task_traces"):
@@ -229,12 +231,22 @@ def backfill(runner: Runner, database: str, existed: set[str]) -> None:
             database, f"s.trace_id in (select trace_id from {database}.agentsla_span_facts)"),
             {"version": 0})
     backfill_finding_spans(runner, database, time.time_ns())
-    if empty("agentsla_task_minutes_index"):  # as one shard (`agentsla rollups rebuild`: N)
+    if empty("agentsla_minute_tasks"):  # as one shard (`agentsla rollups rebuild`: N)
         rollups.rebuild(runner, database, Shard(0, 1))
         return
     added = tuple(r for r in rollups.ROLLUPS if r.table not in existed)
     for shard in rollups.shards(runner, database) if added else ():
         rollups.rebuild(runner, database, shard, added)
+
+
+def _index_tasks_by_minute(runner: Runner, database: str) -> None:
+    """Replace an older store's minute index (task ids by minute, a lookup of agentsla_tasks
+    by id behind each) with the tasks by minute, for each shard it lists; the index is dropped
+    last, so a start-up stopped midway starts over."""
+    runner.execute(f"truncate table {database}.agentsla_minute_tasks")
+    for shard in rollups.shards(runner, database, "agentsla_task_minutes_index"):
+        rollups.index_stored_tasks(runner, database, shard)
+    runner.execute(f"drop table {database}.agentsla_task_minutes_index")
 
 
 def traces_variant(runner: Runner, url: StoreURL) -> str:

@@ -73,6 +73,16 @@ create table if not exists $database.agentsla_shard_rule (
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY tuple();
 
+-- Per shard ("K/N"): its tasks in progress after its last pass, with their traces (each pass
+-- judges them all again, so the next pass reads this one row instead of every stored task;
+-- no row yet: a scan of agentsla_tasks). Written after the task rows, before the watermark.
+create table if not exists $database.agentsla_unfinished_tasks (
+    shard String,
+    tasks Array(Tuple(task_id String, trace_id String)) CODEC(ZSTD(1)),
+    version UInt64
+) ENGINE = ReplacingMergeTree(version)
+ORDER BY shard;
+
 -- Per shard ("K/N"): spans ending before watermark_ns are materialized.
 create table if not exists $database.agentsla_watermarks (
     shard String,
@@ -83,6 +93,23 @@ ORDER BY shard;
 
 create view if not exists $database.tasks as
 select * except (version, is_deleted) from $database.agentsla_tasks final;
+
+-- Each task row again, at the minute it counts in (its end once finished, else its start) and
+-- under its shard ("K/N"): the rollups' upkeep and the questions' ragged edges read the tasks
+-- of a minute as a range of this table, where agentsla_tasks (keyed by id) would be a lookup
+-- of random ids. A pass writes a deleted row where a task no longer counts (it moved minutes,
+-- or was dropped), so FINAL holds each task once, at its minute (rollups.index_tasks).
+create table if not exists $database.agentsla_minute_tasks (
+    minute_ns Int64,
+    shard String,
+    $task_columns,
+    version UInt64,
+    is_deleted UInt8 DEFAULT 0
+) ENGINE = ReplacingMergeTree(version, is_deleted)
+ORDER BY (minute_ns, shard, task_id);
+
+create view if not exists $database.minute_tasks as
+select * except (version, is_deleted) from $database.agentsla_minute_tasks final;
 
 -- The alert lease (alerts/lease.py): claims and renewals appended with a version; FINAL keeps
 -- the newest row of each (name, term, holder), and merges collapse renewals to that row, so

@@ -78,7 +78,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
     task_traces, moved = _task_traces(runner, database, shard, since, until,
-                                      None if _replaying(runner, database, shard, mark) else mark)
+                                      None if _replaying(runner, database, shard, mark) else mark,
+                                      max(0, since - round(config.longest_span * NS)))
     traces = {t for ts in task_traces.values() for t in ts}
     # the spans of traces another shard's task took leave this shard's hop rollups
     spans = _spans(runner, database, table, sorted(traces | set(moved)))
@@ -93,7 +94,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
         tasks.append({**done.row, "version": now_ns})
         calls.update(done.calls)
     judged = _judged(spans, rows, calls, now_ns)
-    # the rollups' minutes: journaled, and every task's minute indexed, before any row moves
+    # the rollups' minutes: journaled, and every task written at its minute, before any row
+    # moves
     replaced = rollups.stored_task_minutes(runner, database, [*by_task, *moved])
     touched = rollups.journal(runner, database, str(shard), mark, {
         rollups.TASK: replaced | {rollups.task_minute(t) for t in tasks},
@@ -103,7 +105,8 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     # worker round between the two may have stored them from the old rows)
     dirty = changed_minutes(zip(by_task.values(), tasks), replaced)
     _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
-    rollups.index_tasks(runner, database, str(shard), tasks)
+    rollups.index_tasks(runner, database, str(shard), tasks, moved, touched[rollups.TASK],
+                        now_ns)
     # a trace first keyed by its own id joined its declared task: drop the old rows. Span
     # facts go last: they tell a replay which traces moved (before them, it moves them again)
     tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
@@ -118,6 +121,10 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
     runner.insert_arrow(f"{database}.agentsla_span_facts", judged.select(_FACT_COLUMNS))
     rollups.refresh(runner, database, shard, touched, now_ns)
+    runner.insert(f"{database}.agentsla_unfinished_tasks", [{
+        "shard": str(shard), "version": now_ns,
+        "tasks": [{"task_id": t["task_id"], "trace_id": trace} for t in tasks
+                  if not t["finished"] for trace in sorted(task_traces[t["task_id"]])]}])
     runner.insert(f"{database}.agentsla_watermarks",
                   [{"shard": str(shard), "watermark_ns": until, "version": now_ns}])
     return PassResult(len(tasks), len(rows), until, until >= now_ns)
@@ -163,7 +170,7 @@ def _replaying(runner: Any, database: str, shard: Shard, mark: int) -> bool:
 
 
 def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: int,
-                 mark: int | None) -> tuple[dict[str, set[str]], list[str]]:
+                 mark: int | None, oldest: int) -> tuple[dict[str, set[str]], list[str]]:
     """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop.
 
     A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
@@ -173,12 +180,9 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: in
     unfinished tasks' traces.
     """
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until,
-              "mark": since if mark is None else mark}
+              "mark": since if mark is None else mark, "oldest": oldest}
     recent = _recent(runner, database, params)
-    unfinished = runner.arrow(
-        f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
-        f"in (select task_id from {database}.agentsla_tasks final where not finished and "
-        f"{rollups.owns('task_id')})", params).to_pylist()
+    unfinished = _unfinished(runner, database, shard)
     # this shard's trace-keyed tasks in progress: another shard's task may have taken them
     keyed = {r["trace_id"] for r in unfinished if r["task_id"] == r["trace_id"]} - set(recent)
     stored = _stored_tasks(runner, database, sorted({*recent, *keyed}))
@@ -207,6 +211,20 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: in
         elif row["trace_id"] not in task_of:
             tasks[row["task_id"]].add(row["trace_id"])
     return tasks, sorted(set(moved))
+
+
+def _unfinished(runner: Any, database: str, shard: Shard) -> list[dict[str, str]]:
+    """Return the (task_id, trace_id) of the shard's tasks in progress: as its last pass left
+    them (every pass judges them all again, so its list is complete); before a first pass
+    (an upgraded store, a new shard count), from a scan of every stored task."""
+    listed = runner.arrow(f"select tasks from {database}.agentsla_unfinished_tasks final "
+                          "where shard = {shard:String}", {"shard": str(shard)}).to_pylist()
+    if listed:  # named tuples: {"task_id": ..., "trace_id": ...}
+        return listed[0]["tasks"]
+    return runner.arrow(
+        f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
+        f"in (select task_id from {database}.agentsla_tasks final where not finished and "
+        f"{rollups.owns('task_id')})", {"k": shard.index, "n": shard.count}).to_pylist()
 
 
 def _resolve(trace: str, declared: str, stored: str | None) -> str:
@@ -248,13 +266,17 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
     whichever the table's variant.
 
     Without the second condition a pass would judge again every task with a span in its late
-    window: at a 5 s interval and a 5 min late window, each task some 60 times.
+    window: at a 5 s interval and a 5 min late window, each task some 60 times. The spans
+    read are those that started since {oldest} (`longest_span` before the late window): the
+    table is sorted by start (within service and span name), and a range on the end alone
+    would read every span stored (100M spans: half of them at mid-day, 1 s of CPU a pass).
     """
     end = "toUnixTimestamp64Nano(Timestamp) + Duration"
     rows = runner.arrow(
         f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], {end}, "
         f"SpanAttributes['task.id'] != '') as declared from {database}.agentsla_traces"
         f" where {end} >= {{since:Int64}} and {end} < {{until:Int64}}"
+        f" and Timestamp >= fromUnixTimestamp64Nano({{oldest:Int64}})"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId"
         f" having max({end}) >= {{mark:Int64}} or countIf({end} < {{mark:Int64}} and "
         f"(TraceId, SpanId) not in (select trace_id, span_id from {database}.agentsla_hop_spans"

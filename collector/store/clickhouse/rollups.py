@@ -12,9 +12,9 @@ and `hop_spans` rows, so a replayed pass (a crash before the watermark moved) re
 rows: the minutes every attempt of a pass touched are journaled before its first insert, and
 each attempt re-aggregates all of them. Readers sum the FINAL rows over shards.
 
-Task rows are keyed by task id, so "the tasks of a minute" are found through
-`agentsla_task_minutes_index` (minute, task id: every minute a task was ever counted at,
-written before its task row), and kept only where the task's current row counts there.
+Task rows are keyed by task id, so each is written again into `agentsla_minute_tasks`, at
+the minute it counts in (`index_tasks`, before the task rows): "the tasks of a minute" are a
+range of that table, not a lookup of random ids.
 """
 
 from __future__ import annotations
@@ -173,13 +173,9 @@ BY_SOURCE = {source: tuple(r for r in ROLLUPS if r.source == source) for source 
 
 
 def ddl(database: str) -> list[str]:
-    """Return the statements creating the rollups, their views, the minute index and the
-    journal of the minutes each pass touches."""
+    """Return the statements creating the rollups, their views and the journal of the
+    minutes each pass touches (the tasks by minute are agentsla.sql's, beside the tasks)."""
     return [*(statement for r in ROLLUPS for statement in r.ddl(database)),
-            # every minute a task was ever counted at (a superset: readers check the row)
-            f"create table if not exists {database}.agentsla_task_minutes_index (minute_ns "
-            f"Int64, shard String, task_id String CODEC(ZSTD(1))) ENGINE = "
-            f"ReplacingMergeTree ORDER BY (minute_ns, shard, task_id)",
             # the minutes a pass (shard, its starting watermark) re-aggregates, written before
             # its first insert, so a replay re-aggregates what a crashed attempt touched
             f"create table if not exists {database}.agentsla_rollup_journal (shard String, "
@@ -196,7 +192,7 @@ def task_minute(row: dict[str, Any]) -> int:
 
 def stored_task_minutes(runner: Any, database: str, task_ids: Iterable[str]) -> set[int]:
     """Return the minutes the stored rows of these tasks count in (before a pass rewrites
-    them)."""
+    them), for the journal."""
     return {r["minute_ns"] for chunk in id_chunks(sorted(task_ids)) for r in runner.arrow(
         f"select {TASK_MINUTE} as minute_ns from {database}.tasks where task_id in "
         "{ids:Array(String)}", {"ids": chunk}).to_pylist()}
@@ -218,19 +214,45 @@ def journal(runner: Any, database: str, shard: str, pass_ns: int,
     return every
 
 
-def index_tasks(runner: Any, database: str, shard: str, rows: list[dict[str, Any]]) -> None:
-    """Record the minute each task row counts in (call it before the task rows are written)."""
-    runner.insert(f"{database}.agentsla_task_minutes_index",
-                  [{"minute_ns": task_minute(r), "shard": shard, "task_id": r["task_id"]}
-                   for r in rows])
+def index_tasks(runner: Any, database: str, shard: str, rows: list[dict[str, Any]],
+                dropped: Iterable[str], journaled: Iterable[int], version: int) -> None:
+    """Write the task rows into `agentsla_minute_tasks` at the minute each counts in, and a
+    deleted row wherever else one of them, or a `dropped` task, is counted there now (call it
+    before the task rows are written).
+
+    Where else: among the `journaled` minutes of the pass, which hold each task's stored minute
+    (`stored_task_minutes`) and any minute an earlier, crashed attempt of the pass wrote it at:
+    so after any replay a task counts once, at its current minute.
+    """
+    at = {r["task_id"]: task_minute(r) for r in rows}
+    minutes = sorted(journaled)
+    stale = [r for chunk in id_chunks(sorted({*at, *dropped})) for r in runner.arrow(
+        f"select minute_ns, task_id from {database}.agentsla_minute_tasks final where "
+        "shard = {shard:String} and minute_ns in {minutes:Array(Int64)} and task_id in "
+        "{ids:Array(String)}", {"shard": shard, "minutes": minutes, "ids": chunk}).to_pylist()
+        if at.get(r["task_id"]) != r["minute_ns"]] if minutes else []
+    runner.insert(f"{database}.agentsla_minute_tasks",
+                  [{**r, "minute_ns": at[r["task_id"]], "shard": shard, "version": version}
+                   for r in rows]
+                  + [{**r, "shard": shard, "version": version, "is_deleted": 1} for r in stale])
 
 
-def shards(runner: Any, database: str) -> list[Any]:
-    """Return the shards the rollups are kept for (those of the minute index), by index."""
+def index_stored_tasks(runner: Any, database: str, shard: Any) -> None:
+    """Fill the shard's rows of `agentsla_minute_tasks` from the stored tasks, at version 0."""
+    runner.execute(f"insert into {database}.agentsla_minute_tasks select {TASK_MINUTE}, "
+                   f"{{shard:String}}, *, 0, 0 from {database}.tasks as t where "
+                   f"{_shard_of('t')}",
+                   {"shard": str(shard), "k": shard.index, "n": shard.count})
+
+
+def shards(runner: Any, database: str,
+           table: str = "agentsla_minute_tasks") -> list[Any]:
+    """Return the shards the rollups are kept for (those of the tasks by minute; `table`: an
+    older store's minute index), by index."""
     from agentsla.collector.store.clickhouse.materializer import parse_shard  # imports us
 
     return sorted((parse_shard(r["shard"]) for r in runner.arrow(
-        f"select distinct shard from {database}.agentsla_task_minutes_index", {}).to_pylist()),
+        f"select distinct shard from {database}.{table}", {}).to_pylist()),
         key=lambda s: (s.count, s.index))
 
 
@@ -254,10 +276,8 @@ def refresh(runner: Any, database: str, shard: Any, minutes: dict[str, set[int]]
         if not touched:
             continue
         if source == TASK:
-            src = (f"(select * from {database}.tasks as t where t.task_id in (select task_id "
-                   f"from {database}.agentsla_task_minutes_index where minute_ns in "
-                   f"{{minutes:Array(Int64)}}) and {_shard_of('t')} and "
-                   f"{TASK_MINUTE} in {{minutes:Array(Int64)}})")
+            src = (f"(select * from {database}.minute_tasks where shard = {{shard:String}} "
+                   f"and minute_ns in {{minutes:Array(Int64)}})")
         else:
             src = (f"(select * from {database}.hop_spans as s where s.end_ns >= {{lo:Int64}} "
                    f"and s.end_ns < {{hi:Int64}} and {SPAN_MINUTE} in {{minutes:Array(Int64)}}"
@@ -284,14 +304,12 @@ def _hour_as_minute(select: str, rollup: ChRollup) -> str:
 
 def rebuild(runner: Any, database: str, shard: Any,
             selected: tuple[ChRollup, ...] = ROLLUPS) -> None:
-    """Fill the shard's rollups (`selected`; all of them with the minute index) from every
+    """Fill the shard's rollups (`selected`; all of them with its tasks by minute) from every
     stored row (a store materialized before the rollups existed, or generated by
     bench/clickhouse.py), at version 0."""
     params = {"shard": str(shard), "k": shard.index, "n": shard.count}
     if selected == ROLLUPS:
-        runner.execute(f"insert into {database}.agentsla_task_minutes_index select "
-                       f"{TASK_MINUTE}, {{shard:String}}, task_id from {database}.tasks as t "
-                       f"where {_shard_of('t')}", params)
+        index_stored_tasks(runner, database, shard)
     for rollup in selected:
         table = "tasks" if rollup.source == TASK else "hop_spans"
         minute_tier, hour_tier = rollup.tiers()
@@ -350,11 +368,12 @@ def reshard(runner: Any, database: str, count: int,
             progress: Callable[[str], None] = lambda line: None) -> None:
     """Rebuild every rollup for `count` shards (`agentsla rollups rebuild --shards`).
 
-    Run it with no materializer running: the rollups, the minute index and the journal are
-    emptied (every shard label), rebuilt from the stored task and hop_spans rows for each
-    shard K/count at version 0, and each new shard starts from the earliest watermark of the
-    old ones (a pass re-judges from there; passes are idempotent). Tasks and spans are not
-    sharded in storage, so they stay as they are.
+    Run it with no materializer running: the rollups, the tasks by minute, the journal and
+    the lists of tasks in progress are emptied (every shard label; a list left from an
+    earlier count of the same label would be stale), the first two rebuilt from the stored
+    task and hop_spans rows for each shard K/count at version 0, and each new shard starts
+    from the earliest watermark of the old ones (a pass re-judges from there; passes are
+    idempotent). Tasks and spans are not sharded in storage, so they stay as they are.
     """
     from agentsla.collector.store.clickhouse.materializer import Shard, watermark  # imports us
 
@@ -362,7 +381,7 @@ def reshard(runner: Any, database: str, count: int,
     marks = [watermark(runner, database, s) for s in old]
     progress(f"rollups of {database}: kept for {', '.join(map(str, old)) or 'no shard'}; "
              f"rebuilding for {count}")
-    for table in ("agentsla_task_minutes_index", "agentsla_rollup_journal",
+    for table in ("agentsla_minute_tasks", "agentsla_rollup_journal", "agentsla_unfinished_tasks",
                   *(tier for r in ROLLUPS for tier in r.tiers())):
         runner.execute(f"truncate table {database}.{table}")
     for k in range(count):

@@ -29,20 +29,17 @@ rolled as (
 ),
 raw as (
     -- the windows' edges outside their rollup minutes: [end - window, cut) and [roll_hi, end),
-    -- each within one minute when the rollups are read, so the tasks are found through the
-    -- minute index (as _raw_tasks.sql); over raw rows only, a plain scan. One of the two
-    -- branches has a constant false condition, which ClickHouse skips.
+    -- each within one minute when the rollups are read, so they are minutes of the tasks by
+    -- minute (as _raw_tasks.sql); over raw rows only, a plain scan. One of the two branches
+    -- has a constant false condition, which ClickHouse skips.
     select task_type, end_ns, 1 as total, toInt64(outcome = 'success') as success,
         toInt64(outcome = 'degraded') as degraded
-    from tasks
+    from minute_tasks
     where {roll_lo:Int64} < {roll_hi:Int64}
-      and task_id in (
-        select task_id from agentsla_task_minutes_index
-        where {roll_lo:Int64} < {roll_hi:Int64}
-          and minute_ns in arrayConcat(
-            arrayMap(w -> intDiv({end_ns:Int64} - w, 60000000000) * 60000000000,
-                     {windows_ns:Array(Int64)}),
-            [intDiv({end_ns:Int64}, 60000000000) * 60000000000]))
+      and minute_ns in arrayConcat(
+        arrayMap(w -> intDiv({end_ns:Int64} - w, 60000000000) * 60000000000,
+                 {windows_ns:Array(Int64)}),
+        [intDiv({end_ns:Int64}, 60000000000) * 60000000000])
       and {{slo_raw_edges}}
     union all
     select task_type, end_ns, 1, toInt64(outcome = 'success'), toInt64(outcome = 'degraded')

@@ -162,7 +162,8 @@ class CrashingRunner:
 #: the others, and its budget minutes rewritten but not their self times per hop kind.
 CRASHES = [("agentsla_rollup_journal", 1), ("agentsla_tasks", 1), ("agentsla_hop_spans", 1),
            ("agentsla_finding_spans", 1), ("agentsla_span_facts", 1), ("agentsla_task_minutes", 1),
-           ("agentsla_budget_minutes", 1)]
+           ("agentsla_budget_minutes", 1), ("agentsla_minute_tasks", 1),
+           ("agentsla_unfinished_tasks", 1)]
 
 
 def _rollup_rows(runner, database: str) -> dict[str, list]:
@@ -215,6 +216,41 @@ def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, afte
         == _answers(runner, crashed, raw=True)
 
 
+def _minute_tasks(runner, database: str) -> list[tuple]:
+    """(minute, task, outcome) of every task counted somewhere (agentsla_minute_tasks FINAL)."""
+    return [tuple(r.values()) for r in runner.arrow(
+        f"select minute_ns, task_id, outcome from {database}.minute_tasks order by all",
+        {}).to_pylist()]
+
+
+def test_a_replay_that_judges_anew_leaves_each_task_counted_once(runner):
+    """The crashed attempt wrote trace 1's task at minute 1 (its root ended there) and died
+    before its task rows; then a span of trace 1 declares task e, so the replay drops trace 1's
+    own task: it must leave minute 1 too, though no stored task row ever said it was there."""
+    declares = _row(1, 3, 1, M0 + 60_000, M0 + 95_000, task__id="e")
+    clean, crashed = "anew_clean", "anew_crashed"
+    for database in (clean, crashed):
+        url = _store(runner, database)
+        runner.insert(f"{database}.otel_traces", _first_spans())
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
+        runner.insert(f"{database}.otel_traces", _second_spans())
+    with pytest.raises(Crash):
+        run_pass(CrashingRunner(runner, "agentsla_minute_tasks"), crashed, url.table,
+                 Shard(0, 1), LATE, _now(M0 + 130_000))
+    for database in (crashed, clean):
+        runner.insert(f"{database}.otel_traces", [declares])
+        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 131_000))
+    minute_1 = M0_NS + MINUTE_MS * MS
+    # b at minute 0 (degraded); c and e (trace 1, ending at 95 s) at minute 1
+    assert _minute_tasks(runner, crashed) == [(M0_NS, "b", "degraded"),
+                                              (minute_1, "c", "success"),
+                                              (minute_1, "e", "success")]
+    assert _minutes(runner, crashed) == [(M0_NS, 1, 0, 1, 0, 1), (minute_1, 2, 2, 0, 0, 1)]
+    assert _rollup_rows(runner, crashed) == _rollup_rows(runner, clean)
+    assert _answers(runner, crashed) == _answers(runner, clean) \
+        == _answers(runner, crashed, raw=True)
+
+
 def _budget_spans() -> list[dict]:
     """Two finished tasks in minute 0: a (root 0-30 s, a 20 s child; budget 60 s) and d
     (root 5-45 s, no budget, no child)."""
@@ -259,6 +295,39 @@ def test_a_rollup_added_later_is_built_at_start_up_for_every_kept_shard(runner):
     prepare(runner, url)
     assert _rollup_rows(runner, "added") == kept
     assert {r["shard"] for r in kept["budget_minutes"]} == {"0/2", "1/2"}
+
+
+def test_a_store_with_the_older_minute_index_gets_its_tasks_by_minute_at_start_up(runner):
+    """A store kept by two shards when the rollups found a minute's tasks through a minute
+    index (task ids by minute): start-up writes each shard's tasks at their minutes, as the
+    passes keep them, and drops the index; the shards' next passes keep them on."""
+    url = _store(runner, "indexed")
+    runner.insert("indexed.otel_traces", _first_spans())
+    for k in (0, 1):
+        run_pass(runner, "indexed", url.table, Shard(k, 2), LATE, _now(M0 + 70_000))
+    kept = runner.arrow("select * except version from indexed.agentsla_minute_tasks final "
+                        "order by all", {}).to_pylist()
+    assert {r["shard"] for r in kept} == {"0/2", "1/2"}
+    runner.execute("create table indexed.agentsla_task_minutes_index (minute_ns Int64, shard "
+                   "String, task_id String) ENGINE = ReplacingMergeTree ORDER BY (minute_ns, shard, "
+                   "task_id)")
+    runner.execute("insert into indexed.agentsla_task_minutes_index select minute_ns, shard, "
+                   "task_id from indexed.minute_tasks")
+    runner.execute("truncate table indexed.agentsla_minute_tasks")
+    prepare(runner, url)
+    assert runner.arrow("select * except version from indexed.agentsla_minute_tasks final "
+                        "order by all", {}).to_pylist() == kept
+    assert not runner.arrow("select 1 from system.tables where database = 'indexed' and "
+                            "name = 'agentsla_task_minutes_index'", {}).num_rows
+    runner.insert("indexed.otel_traces", _second_spans())
+    for k in (0, 1):
+        run_pass(runner, "indexed", url.table, Shard(k, 2), LATE, _now(M0 + 130_000))
+    # (minute, finished, success, degraded, in progress), each shard's rows summed
+    assert [m[:5] for m in _minutes(runner, "indexed")] == [
+        (M0_NS, 1, 0, 1, 0), (M0_NS + MINUTE_MS * MS, 2, 2, 0, 0)]
+    assert [(m, outcome) for m, _, outcome in _minute_tasks(runner, "indexed")] == [
+        (M0_NS, "degraded"), (M0_NS + MINUTE_MS * MS, "success"),
+        (M0_NS + MINUTE_MS * MS, "success")]
 
 
 def _aggregates(runner, database: str) -> tuple:

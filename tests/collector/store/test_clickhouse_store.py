@@ -184,6 +184,49 @@ def test_a_root_arriving_after_a_pass_finishes_its_task(runner):
                                   {"hop_kind": "model", "self_us": 40_000}]
 
 
+def _listed_in_progress(runner, database: str) -> list[tuple[str, str]]:
+    rows = runner.arrow(f"select tasks from {database}.agentsla_unfinished_tasks final", {})
+    return [(t["task_id"], t["trace_id"]) for row in rows.to_pylist() for t in row["tasks"]]
+
+
+def test_each_pass_lists_its_tasks_in_progress_for_the_next(runner):
+    """A pass leaves its tasks in progress, with their traces, for the next pass to judge
+    again (instead of a scan of every stored task); a store with no list yet (upgraded) is
+    scanned: the root, late and before the watermark, still finishes its task."""
+    url = _store(runner, "listed")
+    runner.insert("listed.otel_traces", [_row(1, 2, 1, 10, 50), _row(2, 1, None, 0, 40)])
+    run_pass(runner, "listed", url.table, Shard(0, 1), CONFIG, _now(60))
+    trace = f"{1:032x}"
+    assert _listed_in_progress(runner, "listed") == [(trace, trace)]
+    runner.execute("truncate table listed.agentsla_unfinished_tasks")
+    runner.insert("listed.otel_traces", [_row(1, 1, None, 0, 55)])  # ended before the mark
+    run_pass(runner, "listed", url.table, Shard(0, 1), CONFIG, _now(5000))
+    assert _tasks(runner, "listed")[trace]["finished"] is True
+    assert _listed_in_progress(runner, "listed") == []
+
+
+def test_a_root_longer_than_the_longest_span_still_finishes_its_task(runner):
+    """A pass looks for new spans among those started `longest_span` before its late window
+    (its read stays bounded); a root that started earlier than that (a 2 h task with a 3 h
+    budget, the limit an hour) still finishes its task: the task is in progress, so every pass
+    reads its trace."""
+    url = _store(runner, "longroot")
+    hour_ms = 3_600_000
+    config = replace(CONFIG, longest_span=3600.0, late_window=300.0,
+                     materialize_max_window=3 * 3600.0)
+    runner.insert("longroot.otel_traces", [_row(1, 2, 1, 10, 50, task__id="long",
+                                                budget__total_ms=str(3 * hour_ms))])
+    run_pass(runner, "longroot", url.table, Shard(0, 1), config, _now(60))
+    run_pass(runner, "longroot", url.table, Shard(0, 1), config, _now(2 * hour_ms))
+    assert _tasks(runner, "longroot")["long"]["finished"] is False
+    # its end is past the watermark; its start 65 min before the late window's
+    runner.insert("longroot.otel_traces", [_row(1, 1, None, 0, 2 * hour_ms + 1000)])
+    run_pass(runner, "longroot", url.table, Shard(0, 1), config, _now(2 * hour_ms + 5000))
+    task = _tasks(runner, "longroot")["long"]
+    assert (task["finished"], task["span_count"], task["duration_ms"]) == \
+        (True, 2, 2 * hour_ms + 1000)
+
+
 def test_a_late_span_within_the_window_joins_its_finished_task(runner):
     """A failing child exported after the task was judged is read again and blamed."""
     url = _store(runner, "latespan")
@@ -337,7 +380,8 @@ def test_a_pass_reads_its_traces_within_the_lookups_time_bounds(runner, lookup):
                    "{t:String} settings mutations_sync = 1", {"t": other})
     assert _trace_bounds(runner, database, url.table, [trace, other]) is None
     assert len(_spans(runner, database, url.table, [trace, other])) == 4
-    while not run_pass(runner, database, url.table, Shard(0, 1), CONFIG,
+    hour_long = replace(CONFIG, longest_span=7200.0)  # the root lasts an hour
+    while not run_pass(runner, database, url.table, Shard(0, 1), hour_long,
                        _now(3_700_000)).caught_up:
         pass
     assert _tasks(runner, database)["x"]["span_count"] == 3
