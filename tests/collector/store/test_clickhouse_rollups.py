@@ -194,9 +194,9 @@ def _answers(runner, database: str, raw: bool = False) -> list:
         runner.execute("use default")
 
 
-@pytest.mark.parametrize("table, after", CRASHES)
-def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, after):
-    clean, crashed = f"clean_{table}", f"crashed_{table}"
+def _second_pass_crashed(runner, clean: str, crashed: str, table: str, after: int = 1):
+    """Two stores after the first pass, both given the second spans; the second pass of
+    `crashed` crashes after `after` writes naming `table`. Returns the stores' url."""
     for database in (clean, crashed):
         url = _store(runner, database)
         runner.insert(f"{database}.otel_traces", _first_spans())
@@ -205,6 +205,13 @@ def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, afte
     with pytest.raises(Crash):
         run_pass(CrashingRunner(runner, table, after), crashed, url.table, Shard(0, 1), LATE,
                  _now(M0 + 130_000))
+    return url
+
+
+@pytest.mark.parametrize("table, after", CRASHES)
+def test_a_pass_replayed_after_a_crash_equals_one_clean_pass(runner, table, after):
+    clean, crashed = f"clean_{table}", f"crashed_{table}"
+    url = _second_pass_crashed(runner, clean, crashed, table, after)
     for database in (crashed, clean):  # the restarted worker replays; the other runs once
         run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 131_000))
     assert _rollup_rows(runner, crashed) == _rollup_rows(runner, clean)
@@ -229,14 +236,7 @@ def test_a_replay_that_judges_anew_leaves_each_task_counted_once(runner):
     own task: it must leave minute 1 too, though no stored task row ever said it was there."""
     declares = _row(1, 3, 1, M0 + 60_000, M0 + 95_000, task__id="e")
     clean, crashed = "anew_clean", "anew_crashed"
-    for database in (clean, crashed):
-        url = _store(runner, database)
-        runner.insert(f"{database}.otel_traces", _first_spans())
-        run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 70_000))
-        runner.insert(f"{database}.otel_traces", _second_spans())
-    with pytest.raises(Crash):
-        run_pass(CrashingRunner(runner, "agentsla_minute_tasks"), crashed, url.table,
-                 Shard(0, 1), LATE, _now(M0 + 130_000))
+    url = _second_pass_crashed(runner, clean, crashed, "agentsla_minute_tasks")
     for database in (crashed, clean):
         runner.insert(f"{database}.otel_traces", [declares])
         run_pass(runner, database, url.table, Shard(0, 1), LATE, _now(M0 + 131_000))
