@@ -102,6 +102,11 @@ INLINE = frozenset({"clickhouse"})
 #: leave, and all tasks only when one is not.
 FAR_TASKS = frozenset({"work_after_cutoff"})
 
+#: The widest raw range one ClickHouse statement reads for a question's evidence (INLINE):
+#: wider raw rows are asked a range of this at a time (`_ask_inline`); a whole number of
+#: minutes. A 10 h range of a 100M-span day ran out of memory in one statement (docs/scale-out.md).
+RAW_RANGE_NS = 60 * MINUTE_NS
+
 #: The start before every task (where FAR_TASKS read tasks from when one started long before).
 _FIRST_NS = -(2**63)
 
@@ -245,28 +250,51 @@ def _inserted(result: list[dict]) -> int:
 def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], where: Plan
                 ) -> list[dict]:
     """Answer a question whose verdict asks its evidence as a snippet: the stored minutes of
-    the plan and, from raw rows, one evidence query over the span of its raw ranges keeping
-    the minutes not stored (`_evidence_mixed.sql`); a question not stored (or stored with
-    other thresholds) asks its evidence query over the whole window."""
+    the plan and the rest from raw rows (a question not stored, or stored with other
+    thresholds: all of the window). Raw rows spanning up to RAW_RANGE_NS are one evidence
+    query in the verdict's statement, keeping the minutes not stored (`_evidence_mixed.sql`);
+    wider ones (a worker behind, minutes changed far apart, no evidence stored) are asked one
+    range of at most RAW_RANGE_NS a statement and given to the verdict as rows
+    (`_evidence_given.sql`), so no statement holds more than that range's spans."""
+    verdict, snippets = f"findings/{question}", VERDICT_SNIPPETS.get(question, {})
     stored_as = (question_id(store, question, params)
                  if question in STORED[store.dialect] else None)
-    if stored_as not in where.ready or where.roll_lo >= where.roll_hi:
-        return store.rows(f"findings/{question}", _range(params, where.start_ns, where.end_ns),
-                          **VERDICT_SNIPPETS.get(question, {}))
-    stored = {"question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
-              "raw_minutes": [m for lo, hi in where.raw
-                              for m in range(max(lo, where.roll_lo), min(hi, where.roll_hi),
-                                             MINUTE_NS)]}
-    if not where.raw:
-        return store.rows(f"findings/{question}", {**params, **stored},
-                          **{f"evidence_{question}": "evidence_stored"},
-                          **VERDICT_SNIPPETS.get(question, {}))
-    lo, hi = where.raw[0][0], where.raw[-1][1]
-    return store.rows(f"findings/{question}",
-                      {**_question_range(store, question, params, lo, hi), **stored},
-                      **{f"evidence_{question}": "evidence_mixed",
-                         "evidence_source": f"evidence_{question}"},
-                      **VERDICT_SNIPPETS.get(question, {}))
+    if stored_as in where.ready and where.roll_lo < where.roll_hi:
+        raw = where.raw
+        stored = {"question": stored_as, "roll_lo": where.roll_lo, "roll_hi": where.roll_hi,
+                  "raw_minutes": [m for lo, hi in raw
+                                  for m in range(max(lo, where.roll_lo), min(hi, where.roll_hi),
+                                                 MINUTE_NS)]}
+    else:
+        raw = ((where.start_ns, where.end_ns),) if where.start_ns < where.end_ns else ()
+        stored = {"question": "", "roll_lo": 0, "roll_hi": 0, "raw_minutes": []}
+    if not raw:
+        if not stored["question"]:  # an empty window
+            return store.rows(verdict, _range(params, where.start_ns, where.end_ns), **snippets)
+        return store.rows(verdict, {**params, **stored},
+                          **{f"evidence_{question}": "evidence_stored"}, **snippets)
+    lo, hi = raw[0][0], raw[-1][1]
+    if hi - lo <= RAW_RANGE_NS:
+        if not stored["question"]:
+            return store.rows(verdict, _range(params, lo, hi), **snippets)
+        return store.rows(verdict, {**_question_range(store, question, params, lo, hi), **stored},
+                          **{f"evidence_{question}": "evidence_mixed",
+                             "evidence_source": f"evidence_{question}"}, **snippets)
+    lines = [row["line"] for a, b in _cut(raw, RAW_RANGE_NS) for row in store.rows(
+        "findings/evidence_rows", _question_range(store, question, params, a, b),
+        evidence=f"evidence_{question}")]
+    return store.rows(verdict, {**params, **stored, "raw_evidence": "\n".join(lines)},
+                      **{f"evidence_{question}": "evidence_given"}, **snippets)
+
+
+def _cut(ranges: tuple[tuple[int, int], ...], most: int) -> list[tuple[int, int]]:
+    """Cut the ranges at the multiples of `most` (a whole number of minutes): pieces no longer
+    than `most`, no minute in two (evidence of minutes adds up to that of their range)."""
+    pieces = []
+    for lo, hi in ranges:
+        cuts = range((lo // most + 1) * most, hi, most)
+        pieces += list(zip([lo, *cuts], [*cuts, hi]))
+    return pieces
 
 
 def _range(params: Mapping[str, Any], lo: int, hi: int, grain_ns: int = MINUTE_NS

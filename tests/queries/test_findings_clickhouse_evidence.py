@@ -101,6 +101,35 @@ def test_stored_equals_raw_aligned_and_ragged(runner):
     assert len(_detect(store, *WINDOW, None, TH)) == 22  # the stories' findings
 
 
+def test_raw_rows_wider_than_one_statement_are_asked_a_range_at_a_time(runner, monkeypatch):
+    """Raw rows wider than RAW_RANGE_NS (minutes changed far apart, a window asked raw) are
+    asked one range a statement and given to the verdict as rows: the same findings as one
+    statement over all of them. Here the limit is a minute, so every raw window is cut."""
+    store = Recording(runner)
+    _feed(runner, exporter_rows(stories()))
+    _refresh_all(store)
+    lo, hi = WINDOW
+    # two minutes changed far apart, as a worker behind leaves them
+    minute = evidence.MINUTE_NS
+    runner.insert("default.agentsla_evidence_dirty",
+                  [{"id": f"far/{n}", "lo_ns": at // minute * minute,
+                    "hi_ns": at // minute * minute, "marked_ns": NOW}
+                   for n, at in enumerate((lo + 120 * S, hi - 240 * S))])
+    whole = {(window, stored): sorted(_detect(store, *window, None, TH, stored=stored), key=_key)
+             for window in _windows() for stored in (False, True)}
+    asked = []
+    monkeypatch.setattr(evidence, "RAW_RANGE_NS", evidence.MINUTE_NS)
+    monkeypatch.setattr(Recording, "rows", lambda self, question, params=None, **fragments: (
+        asked.append(question), ClickHouseStore.rows(self, question, params, **fragments))[1])
+    cut = {(window, stored): sorted(_detect(store, *window, None, TH, stored=stored), key=_key)
+           for window in _windows() for stored in (False, True)}
+    assert "findings/evidence_rows" in asked
+    for window, stored in whole:
+        _agree(cut[window, stored], whole[window, stored])
+        _agree(cut[window, True], cut[window, False])
+    assert len(cut[WINDOW, True]) == 22  # the stories' findings
+
+
 def test_out_of_order_with_partial_rounds_and_lost_tasks_found_again(runner):
     store = Recording(runner)
     rows = exporter_rows(stories())
