@@ -33,8 +33,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--shard", default="0/1", type=_shard,
                         help="K/N: this worker's share of the trace ids (default 0/1: all).")
     parser.add_argument("--once", action="store_true", help="Run one pass and exit.")
-    add_setting_flags(parser, ["store", "late_window", "materialize_interval", "default_budget",
-                               "lost_grace", "root_grace", "evidence_interval"])
+    add_setting_flags(parser, ["store", "late_window", "longest_span", "materialize_interval",
+                               "default_budget", "lost_grace", "root_grace",
+                               "evidence_interval"])
     parser.set_defaults(run=run)
 
 
