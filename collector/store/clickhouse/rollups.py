@@ -28,6 +28,7 @@ from agentsla.collector.store.clickhouse.ids import id_chunks
 # the conditions DuckDB's rollups count by: one definition for both engines
 from agentsla.collector.store.rollups import (_BLAMED, _BUDGETED, _DURATION_US, _HOP_COUNTS,
                                               _IN_BUDGET, _RATED)
+from agentsla.collector.store.schema import TASK_COLUMNS
 from agentsla.errors import PermanentError
 
 MINUTE_NS = duck.MINUTE_NS
@@ -238,10 +239,12 @@ def index_tasks(runner: Any, database: str, shard: str, rows: list[dict[str, Any
 
 
 def index_stored_tasks(runner: Any, database: str, shard: Any) -> None:
-    """Fill the shard's rows of `agentsla_minute_tasks` from the stored tasks, at version 0."""
-    runner.execute(f"insert into {database}.agentsla_minute_tasks select {TASK_MINUTE}, "
-                   f"{{shard:String}}, *, 0, 0 from {database}.tasks as t where "
-                   f"{_shard_of('t')}",
+    """Fill the shard's rows of `agentsla_minute_tasks` from the stored tasks, at version 0
+    (columns by name: a column added later sits after `is_deleted` in the table)."""
+    columns = ", ".join(name for name, *_ in TASK_COLUMNS)
+    runner.execute(f"insert into {database}.agentsla_minute_tasks (minute_ns, shard, {columns}, "
+                   f"version, is_deleted) select {TASK_MINUTE}, {{shard:String}}, {columns}, "
+                   f"0, 0 from {database}.tasks as t where {_shard_of('t')}",
                    {"shard": str(shard), "k": shard.index, "n": shard.count})
 
 
@@ -381,8 +384,8 @@ def reshard(runner: Any, database: str, count: int,
     marks = [watermark(runner, database, s) for s in old]
     progress(f"rollups of {database}: kept for {', '.join(map(str, old)) or 'no shard'}; "
              f"rebuilding for {count}")
-    for table in ("agentsla_minute_tasks", "agentsla_rollup_journal", "agentsla_unfinished_tasks",
-                  *(tier for r in ROLLUPS for tier in r.tiers())):
+    for table in ("agentsla_minute_tasks", "agentsla_rollup_journal",
+                  "agentsla_unfinished_tasks", *(tier for r in ROLLUPS for tier in r.tiers())):
         runner.execute(f"truncate table {database}.{table}")
     for k in range(count):
         rebuild(runner, database, Shard(k, count))

@@ -120,9 +120,9 @@ def agentsla_ddl(database: str, table: str, variant: str = MAP) -> list[str]:
         hop_spans_table=judged_spans_ddl(database, "hop_spans", HOP_SPAN_COLUMNS),
         finding_spans_table=judged_spans_ddl(database, "finding_spans", FINDING_SPAN_COLUMNS,
                                              _FINDING_SPAN_INDEXES)))
-    added = [f"alter table {identifier(database)}.{table} add column if not exists "
+    added = [f"alter table {identifier(database)}.{tasks} add column if not exists "
              f"{name} {_CH_TYPES[sql_type]}" for name, sql_type, _, _ in ADDED_TASK_COLUMNS
-             for table in ("agentsla_tasks", "agentsla_minute_tasks")]
+             for tasks in ("agentsla_tasks", "agentsla_minute_tasks")]
     return [*own, *added, *rollups.ddl(identifier(database)),
             traces_view_sql(database, table, variant), typed_spans_view_sql(database),
             spans_view_sql(database)]
