@@ -77,12 +77,13 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
-    task_traces, moved = _task_traces(runner, database, shard, since, until,
-                                      None if _replaying(runner, database, shard, mark) else mark,
-                                      max(0, since - round(config.longest_span * NS)))
+    task_traces, moved, starts = _task_traces(
+        runner, database, table, shard, since, until,
+        None if _replaying(runner, database, shard, mark) else mark,
+        max(0, since - round(config.longest_span * NS)))
     traces = {t for ts in task_traces.values() for t in ts}
     # the spans of traces another shard's task took leave this shard's hop rollups
-    spans = _spans(runner, database, table, sorted(traces | set(moved)))
+    spans = _spans(runner, database, table, sorted(traces | set(moved)), starts)
     ours = pc.is_in(spans["trace_id"], value_set=pa.array(sorted(traces), pa.string()))
     left, spans = spans.filter(pc.invert(ours)), spans.filter(ours)
     rows = spans.to_pylist()
@@ -169,9 +170,11 @@ def _replaying(runner: Any, database: str, shard: Shard, mark: int) -> bool:
         "and pass_ns = {mark:Int64} limit 1", {"shard": str(shard), "mark": mark}).num_rows)
 
 
-def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: int,
-                 mark: int | None, oldest: int) -> tuple[dict[str, set[str]], list[str]]:
-    """Return task -> trace ids to (re)materialize, and the trace-id tasks to drop.
+def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
+                 until: int, mark: int | None, oldest: int
+                 ) -> tuple[dict[str, set[str]], list[str], dict[str, tuple[int, int]] | None]:
+    """Return task -> trace ids to (re)materialize, the trace-id tasks to drop, and the
+    first and last span starts of the window's traces (`_trace_starts`, for `_spans`).
 
     A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
     only once resolved, so every trace with a new span in range (`_recent`; with `mark` None,
@@ -185,9 +188,11 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: in
     unfinished = _unfinished(runner, database, shard)
     # this shard's trace-keyed tasks in progress: another shard's task may have taken them
     keyed = {r["trace_id"] for r in unfinished if r["task_id"] == r["trace_id"]} - set(recent)
-    stored = _stored_tasks(runner, database, sorted({*recent, *keyed}))
+    starts = _trace_starts(runner, database, table, sorted(recent))
+    stored = _stored_tasks(runner, database, sorted(
+        {*_maybe_judged(recent, starts, since), *keyed}))
     task_of = {trace: _resolve(trace, declared, stored.get(trace))
-               for trace, declared in recent.items()}
+               for trace, (declared, _) in recent.items()}
     task_of.update({t: stored[t] for t in keyed if stored.get(t, t) != t})
     owned = _owned(runner, shard, {*task_of, *task_of.values()})
     tasks: dict[str, set[str]] = defaultdict(set)
@@ -210,7 +215,19 @@ def _task_traces(runner: Any, database: str, shard: Shard, since: int, until: in
                 moved.append(row["trace_id"])
         elif row["trace_id"] not in task_of:
             tasks[row["task_id"]].add(row["trace_id"])
-    return tasks, sorted(set(moved))
+    return tasks, sorted(set(moved)), starts
+
+
+def _maybe_judged(recent: dict[str, tuple[str, bool]],
+                  starts: dict[str, tuple[int, int]] | None, since: int) -> list[str]:
+    """Return the window's traces that a pass may have judged before, whose stored task the
+    span facts tell: all but those with no `hop_spans` row in the window (`_recent`'s `seen`)
+    whose spans all started in it (the trace-id lookup). Such a trace was never judged: a pass
+    writes a `hop_spans` row for every span of its traces, and each of its spans ends in the
+    window. Most traces of a pass are new, and each facts lookup reads a granule (0.58 s of
+    CPU a 5 s pass at 100M spans, docs/scale-out.md)."""
+    return [t for t, (_, seen) in recent.items()
+            if seen or starts is None or t not in starts or starts[t][0] * NS < since]
 
 
 def _unfinished(runner: Any, database: str, shard: Shard) -> list[dict[str, str]]:
@@ -258,9 +275,10 @@ def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
                                   "n": shard.count}).to_pylist()}
 
 
-def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
-    """Return trace -> its first declared task.id ('' if none) among its spans ending in
-    range, for every trace (every shard's) with a new span there: one ending at or after the
+def _recent(runner: Any, database: str, params: dict) -> dict[str, tuple[str, bool]]:
+    """Return trace -> (its first declared task.id ('' if none) among its spans ending in
+    range, whether any shard wrote a `hop_spans` row of it in range), for every trace (every
+    shard's) with a new span there: one ending at or after the
     watermark {mark}, or a late one ending before it that this shard has not judged (no
     `hop_spans` row under a task of its own). Over agentsla_traces: string attributes
     whichever the table's variant.
@@ -274,7 +292,9 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
     end = "toUnixTimestamp64Nano(Timestamp) + Duration"
     rows = runner.arrow(
         f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], {end}, "
-        f"SpanAttributes['task.id'] != '') as declared from {database}.agentsla_traces"
+        f"SpanAttributes['task.id'] != '') as declared, max(TraceId in (select trace_id from "
+        f"{database}.agentsla_hop_spans where end_ns >= {{since:Int64}} and end_ns < "
+        f"{{until:Int64}})) as seen from {database}.agentsla_traces"
         f" where {end} >= {{since:Int64}} and {end} < {{until:Int64}}"
         f" and Timestamp >= fromUnixTimestamp64Nano({{oldest:Int64}})"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId"
@@ -283,19 +303,20 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, str]:
         f" where end_ns >= {{since:Int64}} and end_ns < {{mark:Int64}} and "
         f"{rollups.owns('task_id')})) > 0",
         params).to_pylist()
-    return {r["trace_id"]: r["declared"] for r in rows}
+    return {r["trace_id"]: (r["declared"], bool(r["seen"])) for r in rows}
 
 
-def _spans(runner: Any, database: str, table: str, trace_ids: list[str]) -> pa.Table:
+def _spans(runner: Any, database: str, table: str, trace_ids: list[str],
+           starts: dict[str, tuple[int, int]] | None = None) -> pa.Table:
     """Every span of those traces as the traces table has them (the facts are what a pass
     decides): the columns materialization reads, and `provider`.
 
     The traces table is sorted by service, span name and time, so a filter on trace ids alone
     reads nearly all of it; bounded by the traces' start times (`_trace_bounds`), it reads the
-    parts and granules of that time range only.
+    parts and granules of that time range only. `starts`: those already read.
     """
     where, params = "s.trace_id in {traces:Array(String)}", {}
-    bounds = _trace_bounds(runner, database, table, trace_ids)
+    bounds = _trace_bounds(runner, database, table, trace_ids, starts)
     if bounds is not None:  # on the exporter's Timestamp: a range on start_ns prunes nothing
         where += (" and s.timestamp >= fromUnixTimestamp64Nano({lo:Int64})"
                   " and s.timestamp < fromUnixTimestamp64Nano({hi:Int64})")
@@ -307,25 +328,41 @@ def _spans(runner: Any, database: str, table: str, trace_ids: list[str]) -> pa.T
                              for chunk in list(id_chunks(trace_ids)) or [[""]]])
 
 
-def _trace_bounds(runner: Any, database: str, table: str,
-                  trace_ids: list[str]) -> tuple[int, int] | None:
-    """Return [lo, hi) in unix ns holding every span start of those traces, from the
-    exporter's trace-id lookup `<table>_trace_id_ts` (first and last span start per trace and
-    insert, in whole seconds); None without that table, or if a trace is missing from it (its
-    spans were written before the table existed): then the read is unbounded."""
+def _trace_bounds(runner: Any, database: str, table: str, trace_ids: list[str],
+                  known: dict[str, tuple[int, int]] | None = None) -> tuple[int, int] | None:
+    """Return [lo, hi) in unix ns holding every span start of those traces (`_trace_starts`,
+    but for those `known`); None without the lookup table, or if a trace is missing from it
+    (its spans were written before the table existed): then the read is unbounded."""
+    if not trace_ids:
+        return None
+    known = known or {}
+    found = _trace_starts(runner, database, table, sorted(set(trace_ids) - set(known)))
+    if found is None:
+        return None
+    starts = {**known, **found}
+    if any(t not in starts for t in trace_ids):
+        return None
+    # Start and End are whole seconds, floored
+    return (min(starts[t][0] for t in trace_ids) * NS,
+            (max(starts[t][1] for t in trace_ids) + 1) * NS)
+
+
+def _trace_starts(runner: Any, database: str, table: str,
+                  trace_ids: list[str]) -> dict[str, tuple[int, int]] | None:
+    """Return trace -> its first and last span start (unix seconds, floored) for the traces
+    the exporter's trace-id lookup `<table>_trace_id_ts` holds (a row per trace and insert);
+    None without that table."""
     lookup = f"{table}_trace_id_ts"
-    if not trace_ids or not runner.arrow(
+    if not runner.arrow(
             "select 1 from system.tables where database = {db:String} and name = {tb:String}",
             {"db": database, "tb": lookup}).num_rows:
         return None
-    rows = [row for chunk in id_chunks(sorted(set(trace_ids))) for row in runner.arrow(
-        f"select uniqExact(TraceId) as n, toInt64(toUnixTimestamp(min(Start))) as lo, "
-        f"toInt64(toUnixTimestamp(max(End))) as hi from {database}.{lookup} "
-        "where TraceId in {traces:Array(String)}", {"traces": chunk}).to_pylist()]
-    if sum(row["n"] for row in rows) < len(set(trace_ids)):
-        return None
-    # Start and End are whole seconds, floored
-    return min(row["lo"] for row in rows) * NS, (max(row["hi"] for row in rows) + 1) * NS
+    return {row["trace"]: (row["lo"], row["hi"]) for chunk in id_chunks(trace_ids)
+            for row in runner.arrow(
+                f"select TraceId as trace, toInt64(toUnixTimestamp(min(Start))) as lo, "
+                f"toInt64(toUnixTimestamp(max(End))) as hi from {database}.{lookup} "
+                "where TraceId in {traces:Array(String)} group by TraceId",
+                {"traces": chunk}).to_pylist()}
 
 
 def _group(spans: list[dict[str, Any]], task_traces: dict[str, set[str]]) -> dict[str, list]:

@@ -240,6 +240,19 @@ def test_a_late_span_within_the_window_joins_its_finished_task(runner):
     assert (task["outcome"], task["span_count"], task["fallback_used"]) == ("degraded", 2, True)
 
 
+def test_a_new_span_of_a_trace_judged_before_the_window_keeps_its_task(runner):
+    """A trace whose judged spans all ended before the pass's window gets a new span that
+    names no task: its stored task (the span facts) still holds it. (A trace with no judged
+    span in the window and all its spans started inside it is new: no facts to look up.)"""
+    url = _store(runner, "oldtrace")
+    runner.insert("oldtrace.otel_traces", [_row(1, 1, None, 0, 100, task__id="old")])
+    run_pass(runner, "oldtrace", url.table, Shard(0, 1), CONFIG, _now(200))
+    runner.insert("oldtrace.otel_traces", [_row(1, 2, 1, 5_000, 10_000)])
+    run_pass(runner, "oldtrace", url.table, Shard(0, 1), CONFIG, _now(20_000))
+    tasks = _tasks(runner, "oldtrace")
+    assert sorted(tasks) == ["old"] and tasks["old"]["span_count"] == 2
+
+
 def test_a_restarted_shard_resumes_from_its_watermark(runner):
     """The watermark is stored: a new pass (a fresh worker) starts where the last one ended."""
     url = _store(runner, "resume")
