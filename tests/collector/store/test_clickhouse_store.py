@@ -240,15 +240,19 @@ def test_a_late_span_within_the_window_joins_its_finished_task(runner):
     assert (task["outcome"], task["span_count"], task["fallback_used"]) == ("degraded", 2, True)
 
 
+def _pass_after(runner, url: StoreURL, rows: list[dict], now_ms: int) -> None:
+    """Insert exporter rows, then one pass of shard 0/1 (CONFIG) at now_ms."""
+    runner.insert(f"{url.database}.otel_traces", rows)
+    run_pass(runner, url.database, url.table, Shard(0, 1), CONFIG, _now(now_ms))
+
+
 def test_a_new_span_of_a_trace_judged_before_the_window_keeps_its_task(runner):
     """A trace whose judged spans all ended before the pass's window gets a new span that
     names no task: its stored task (the span facts) still holds it. (A trace with no judged
     span in the window and all its spans started inside it is new: no facts to look up.)"""
     url = _store(runner, "oldtrace")
-    runner.insert("oldtrace.otel_traces", [_row(1, 1, None, 0, 100, task__id="old")])
-    run_pass(runner, "oldtrace", url.table, Shard(0, 1), CONFIG, _now(200))
-    runner.insert("oldtrace.otel_traces", [_row(1, 2, 1, 5_000, 10_000)])
-    run_pass(runner, "oldtrace", url.table, Shard(0, 1), CONFIG, _now(20_000))
+    _pass_after(runner, url, [_row(1, 1, None, 0, 100, task__id="old")], 200)
+    _pass_after(runner, url, [_row(1, 2, 1, 5_000, 10_000)], 20_000)
     tasks = _tasks(runner, "oldtrace")
     assert sorted(tasks) == ["old"] and tasks["old"]["span_count"] == 2
 
@@ -279,14 +283,11 @@ def test_a_backlog_is_worked_off_in_bounded_passes(runner):
 def test_a_trace_keyed_by_its_id_moves_to_the_task_its_root_declares(runner):
     """Children first (task = the trace id), then the root with task.id: one task remains."""
     url = _store(runner, "rekey")
-    runner.insert("rekey.otel_traces", [_row(1, 2, 1, 10, 50)])
-    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(60))
+    _pass_after(runner, url, [_row(1, 2, 1, 10, 50)], 60)
     assert list(_tasks(runner, "rekey")) == [f"{1:032x}"]
-    runner.insert("rekey.otel_traces", [_row(1, 1, None, 0, 100, task__id="declared")])
-    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(200))
+    _pass_after(runner, url, [_row(1, 1, None, 0, 100, task__id="declared")], 200)
     # a child ending later and naming no task still belongs to the declared one
-    runner.insert("rekey.otel_traces", [_row(1, 3, 1, 150, 250)])
-    run_pass(runner, "rekey", url.table, Shard(0, 1), CONFIG, _now(300))
+    _pass_after(runner, url, [_row(1, 3, 1, 150, 250)], 300)
     tasks = _tasks(runner, "rekey")
     assert list(tasks) == ["declared"] and tasks["declared"]["span_count"] == 3
     # the task's lookup reads its trace; the trace's old task (its own id) is dropped
