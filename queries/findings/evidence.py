@@ -281,7 +281,7 @@ def _ask_inline(store: ReadStore, question: str, params: Mapping[str, Any], wher
                           **{f"evidence_{question}": "evidence_mixed",
                              "evidence_source": f"evidence_{question}"}, **snippets)
     lines = [row["line"] for a, b in _cut(raw, RAW_RANGE_NS) for row in store.rows(
-        "findings/evidence_rows", _question_range(store, question, params, a, b),
+        "findings/evidence_raw", _question_range(store, question, params, a, b),
         evidence=f"evidence_{question}")]
     return store.rows(verdict, {**params, **stored, "raw_evidence": "\n".join(lines)},
                       **{f"evidence_{question}": "evidence_given"}, **snippets)

@@ -123,7 +123,7 @@ def test_raw_rows_wider_than_one_statement_are_asked_a_range_at_a_time(runner, m
         asked.append(question), ClickHouseStore.rows(self, question, params, **fragments))[1])
     cut = {(window, stored): sorted(_detect(store, *window, None, TH, stored=stored), key=_key)
            for window in _windows() for stored in (False, True)}
-    assert "findings/evidence_rows" in asked
+    assert "findings/evidence_raw" in asked
     for window, stored in whole:
         _agree(cut[window, stored], whole[window, stored])
         _agree(cut[window, True], cut[window, False])

@@ -1,5 +1,5 @@
 -- snippet (for `evidence_<question>` in a verdict): the stored minutes (_evidence_stored.sql)
--- and the evidence of the raw ranges, asked one range a statement (findings/evidence_rows.sql)
+-- and the evidence of the raw ranges, asked one range a statement (findings/evidence_raw.sql)
 -- and given back as JSON lines {raw_evidence}
 {{evidence_stored}}
 union all
