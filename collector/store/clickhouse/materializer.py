@@ -278,10 +278,9 @@ def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
 def _recent(runner: Any, database: str, params: dict) -> dict[str, tuple[str, bool]]:
     """Return trace -> (its first declared task.id ('' if none) among its spans ending in
     range, whether any shard wrote a `hop_spans` row of it in range), for every trace (every
-    shard's) with a new span there: one ending at or after the
-    watermark {mark}, or a late one ending before it that this shard has not judged (no
-    `hop_spans` row under a task of its own). Over agentsla_traces: string attributes
-    whichever the table's variant.
+    shard's) with a new span there: one ending at or after the watermark {mark}, or a late one
+    ending before it that this shard has not judged (no `hop_spans` row under a task of its
+    own). Over agentsla_traces: string attributes whichever the table's variant.
 
     Without the second condition a pass would judge again every task with a span in its late
     window: at a 5 s interval and a 5 min late window, each task some 60 times. The spans
@@ -336,7 +335,8 @@ def _trace_bounds(runner: Any, database: str, table: str, trace_ids: list[str],
     if not trace_ids:
         return None
     known = known or {}
-    found = _trace_starts(runner, database, table, sorted(set(trace_ids) - set(known)))
+    missing = sorted(set(trace_ids) - set(known))
+    found = _trace_starts(runner, database, table, missing) if missing else {}
     if found is None:
         return None
     starts = {**known, **found}
