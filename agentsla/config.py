@@ -202,7 +202,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply "
             "(about 2 KiB each; finished tasks are evicted first)."),
     Setting("retention", "tasks", 30 * 86400.0, parse_duration,
-            "Spans and tasks older than this are deleted."),
+            "Spans and tasks older than this are deleted (ClickHouse: a TTL on agentsla's "
+            "tables, set by the process running shard 0; docs/scale-out.md, Retention)."),
     Setting("rollup_retention", "tasks", 400 * 86400.0, parse_duration,
             "Per-minute rollups older than this are deleted (their own clock: they answer "
             "aggregate questions long after raw spans are gone; docs/rollups.md)."),

@@ -116,9 +116,11 @@ class _DuckDBBackend:
         self.submit = self.pipeline.submit
         self.stores = cursor_stores(self.con)
         self.lease = Unshared()  # the file admits one process: no rival evaluator
-        # stores the findings evidence of the minutes the writer changed (docs/findings.md)
+        # stores the findings evidence of the minutes the writer changed (docs/findings.md),
+        # and forgets it on the raw rows' clock (ClickHouse's expires by TTL)
         self.evidence = EvidenceWorker(self.stores, resolve_thresholds(config.findings),
-                                       config.tasks.evidence_interval)
+                                       config.tasks.evidence_interval, config.tasks.retention,
+                                       config.tasks.retention_interval)
         self.evidence.start()
 
     def health(self, rejected_spans: int) -> dict:

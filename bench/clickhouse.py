@@ -165,6 +165,7 @@ _SPAN_FACTS = """
 
 _FACTS = f"""
 insert into default.agentsla_span_facts
+    (trace_id, span_id, task_id, error_type, is_error, call_id, attempt, version)
 select trace, span, task, reason, fails and j in (0, 5), span, 0, 1
 from (select intDiv(number, {SPANS_PER_TASK}) as i, number % {SPANS_PER_TASK} as j, {_TASK},
              {_SPAN_FACTS}

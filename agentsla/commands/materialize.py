@@ -4,7 +4,8 @@ N workers run side by side, each owning the traces whose id hashes to its K; eac
 re-reads from its watermark minus the late window, so a worker that crashed restarts where
 its shard stopped, and a replayed pass writes the same rows again (idempotent). The worker of
 shard 0 also keeps the stored findings evidence of the minutes passes dirtied (one refresher
-per store: docs/scale-out.md, Stored findings evidence).
+per store: docs/scale-out.md, Stored findings evidence) and sets the store's retention from
+its settings at start (docs/scale-out.md, Retention).
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ import argparse
 import sys
 import time
 
-from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import parse_shard
-from agentsla.collector.store.clickhouse.worker import MaterializerLoop
+from agentsla.collector.store.clickhouse.worker import MaterializerLoop, start_shard
 from agentsla.commands._flags import add_setting_flags, config_from_args
 from agentsla.errors import PermanentError, RetryableError
 from agentsla.queries.engines.clickhouse import open_runner, store_factory
@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--once", action="store_true", help="Run one pass and exit.")
     add_setting_flags(parser, ["store", "late_window", "longest_span", "materialize_interval",
                                "default_budget", "lost_grace", "root_grace",
-                               "evidence_interval"])
+                               "evidence_interval", "retention", "rollup_retention"])
     parser.set_defaults(run=run)
 
 
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, environ) -> int:
     worker = evidence.EvidenceWorker(stores, thresholds,
                                      config.tasks.evidence_interval if refresher else 0)
     try:
-        rollups.check_shards(runner, url.database, args.shard)  # N changed: rebuild first
+        start_shard(runner, url, config.tasks, args.shard)  # N changed: rebuild first
         worker.start()
         while True:
             behind = loop.run_once()  # a failed pass is logged; its watermark stays

@@ -42,8 +42,9 @@ def add_parser(subparsers) -> None:
         "rollups", help="Check the per-minute rollups against raw spans, or rebuild them.",
         description="check: ask every aggregate question of a window from the rollups and from "
                     "raw tasks and spans, and list the differences (exit 1 if any). rebuild: "
-                    "recompute every rollup from the stored tasks and spans. Stop the server "
-                    "first (DuckDB allows one process per file). On a ClickHouse store "
+                    "recompute every rollup from the stored tasks and spans (the rollups then "
+                    "reach back only as far as raw retention: older minutes are lost). Stop "
+                    "the server first (DuckDB allows one process per file). On a ClickHouse store "
                     "(--store), rebuild --shards M rebuilds them for M materializer shards: "
                     "stop every `agentsla materialize` worker first. See docs/rollups.md and "
                     "docs/scale-out.md.")

@@ -485,15 +485,30 @@ def _take_newest(runs: list[tuple[int, int]], budget: int
     return done, left
 
 
+def expire(store: ReadStore, before_ns: int) -> None:
+    """Retention on DuckDB (ClickHouse's evidence expires by TTL): forget the stored evidence
+    of the minutes before `before_ns`, and of the hours none of whose minutes is kept. Raw
+    rows' clock: a finding names tasks and spans, so it lives as long as they do."""
+    periods = [(minute_table(q), before_ns) for q in STORED[store.dialect]] + \
+        [(hour_table(q), before_ns // HOUR_NS * HOUR_NS) for q in HOURLY[store.dialect]]
+    for name, before in periods:
+        store.rows("findings/evidence_clear", {"lo_ns": 0, "hi_ns": before},
+                   evidence_table=table(name))
+
+
 class EvidenceWorker:
     """Keeps the stored evidence current: a refresh round, then a pause of `interval` s; a
-    minute is stored once it went one interval without changing."""
+    minute is stored once it went one interval without changing. With `retention_s` it also
+    forgets the evidence older than that, every `retention_interval_s` (`expire`)."""
 
     def __init__(self, stores: Callable[[], ReadStore], thresholds: Mapping[str, Any],
-                 interval: float) -> None:
+                 interval: float, retention_s: float | None = None,
+                 retention_interval_s: float = 3600.0) -> None:
         self._stores = stores
         self._thresholds = dict(thresholds)
         self._interval = interval
+        self._retention = retention_s, retention_interval_s
+        self._next_expiry = time.monotonic()  # the first round's evidence exists: then
         self._stop = threading.Event()
         self._store: ReadStore | None = None
         self.rounds = 0  # rounds that stored some minutes or built some hours
@@ -536,6 +551,7 @@ class EvidenceWorker:
                     self.rounds += bool(did.minutes or did.hours)
                     self.minutes, self.hours = self.minutes + did.minutes, self.hours + did.hours
                     more = did.pending > did.settling or did.hours_pending > 0
+                    self._expire()
                 except Exception as exc:  # the minutes stay dirty: requests read them raw
                     if self._stop.is_set():
                         break
@@ -545,3 +561,9 @@ class EvidenceWorker:
                     self._stop.wait(self._interval)
         finally:
             self._store.close()
+
+    def _expire(self) -> None:
+        retention_s, every_s = self._retention
+        if retention_s is not None and time.monotonic() >= self._next_expiry:
+            expire(self._store, time.time_ns() - int(retention_s * 1e9))
+            self._next_expiry = time.monotonic() + every_s

@@ -19,7 +19,8 @@ create table if not exists $database.agentsla_span_facts (
     is_error Bool,
     call_id Nullable(String) CODEC(ZSTD(1)),
     attempt Nullable(Int32),
-    version UInt64
+    version UInt64,
+    written DateTime DEFAULT now()  -- when: retention's clock (no time of its own)
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY (trace_id, span_id)
 -- A pass looks up thousands of random trace ids, each in its own granule: small granules read
@@ -33,9 +34,14 @@ create table if not exists $database.agentsla_task_traces (
     task_id String CODEC(ZSTD(1)),
     trace_id String CODEC(ZSTD(1)),
     version UInt64,
-    is_deleted UInt8 DEFAULT 0
+    is_deleted UInt8 DEFAULT 0,
+    written DateTime DEFAULT now()  -- when: retention's clock (no time of its own)
 ) ENGINE = ReplacingMergeTree(version, is_deleted)
 ORDER BY (task_id, trace_id);
+-- (stores created before retention was kept: their rows' `written` is when a merge first
+-- writes it, so they expire a retention after that, never earlier)
+alter table $database.agentsla_span_facts add column if not exists written DateTime DEFAULT now();
+alter table $database.agentsla_task_traces add column if not exists written DateTime DEFAULT now();
 
 -- The columns of `spans` the window questions read (hops, /metrics' hop families, provider
 -- calls), copied out of `spans` by the materializer for the spans it judged: sorted by end,

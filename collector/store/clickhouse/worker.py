@@ -12,12 +12,20 @@ import threading
 import time
 from typing import Any
 
-from agentsla.collector.store.clickhouse import rollups
+from agentsla.collector.store.clickhouse import retention, rollups
 from agentsla.collector.store.clickhouse.materializer import PassResult, Shard, run_pass
 from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.config import TasksConfig
 
 log = logging.getLogger("agentsla.materializer")
+
+
+def start_shard(runner: Any, url: StoreURL, config: TasksConfig, shard: Shard) -> None:
+    """Before a shard's first pass: refuse a shard count the rollups were not kept for
+    (PermanentError naming `rollups rebuild`); shard 0 gives the store its retention."""
+    rollups.check_shards(runner, url.database, shard)
+    if shard.index == 0:
+        retention.keep(runner, url, config.retention, config.rollup_retention)
 
 
 class MaterializerLoop:
@@ -35,8 +43,8 @@ class MaterializerLoop:
         self.last: PassResult | None = None
 
     def start(self) -> None:
-        """Start the thread, once the rollups are known to be kept for this shard count."""
-        rollups.check_shards(self._runner, self._url.database, self._shard)
+        """Start the thread, once the shard may run (`start_shard`)."""
+        start_shard(self._runner, self._url, self._config, self._shard)
         self._thread.start()
 
     def stop(self) -> None:

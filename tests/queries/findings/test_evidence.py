@@ -736,3 +736,37 @@ def test_no_evidence_gives_no_finding(question):
     params = {**TH, "start_ns": BASE_NS, "end_ns": BASE_NS + 3600 * NS}
     assert store.rows(f"findings/{question}", params,
                       **evidence.VERDICT_SNIPPETS.get(question, {})) == []
+
+
+def _stored_minutes(con, prefix: str) -> set[int]:
+    """The minutes (or hours) every stored evidence table of `prefix` holds rows of."""
+    return {m for table in evidence_tables(con, prefix)
+            for (m,) in con.execute(f"select distinct minute_ns from {table}").fetchall()}
+
+
+def test_retention_forgets_the_evidence_of_minutes_before_it():
+    """The evidence worker forgets evidence on the raw rows' clock: of an incident 40 days
+    before another, with retention reaching back to halfway between them, only the later
+    one's minutes and hours stay (an hour stays while any of its minutes does)."""
+    con = duckdb.connect(config={"threads": "1"})
+    migrate(con)
+    store = DuckDBStore(cursor(con))
+    evidence.refresh(store, TH)  # registered first: it then stores the minutes marked
+    rows = _tagged(CASES[0][0](), 0) + _tagged(CASES[0][0](), 40 * 24)  # hour slots
+    TaskWriter(con, load_config(environ={}).tasks).write(
+        rows, now_ns=max(r["end_ns"] for r in rows) + 1)
+    _refresh_all(store)
+    halfway = BASE_NS + 20 * 24 * SLOT_NS
+    for prefix in (MINUTE_TABLES, HOUR_TABLES):
+        assert {m < halfway for m in _stored_minutes(con, prefix)} == {True, False}, prefix
+    worker = evidence.EvidenceWorker(lambda: store, TH, interval=0.05,
+                                     retention_s=(time.time_ns() - halfway) / NS)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while any(m < halfway for m in _stored_minutes(con, MINUTE_TABLES)) \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker.stop()
+    for prefix in (MINUTE_TABLES, HOUR_TABLES):
+        assert {m < halfway for m in _stored_minutes(con, prefix)} == {False}, prefix
+    con.close()
