@@ -95,6 +95,10 @@ def keep(runner: Any, url: StoreURL, retention_s: float, rollup_retention_s: flo
         runner.execute(f"alter table {table} modify ttl {ttl} "
                        f"settings materialize_ttl_after_modify = 0")
         changed.append(expiry.table)
+    if url.scheme != "chdb" and " TTL " not in engines.get(url.table, " TTL "):
+        log.warning("retention: %s.%s (the exporter's) has no TTL and keeps every span for "
+                    "ever: set the clickhouseexporter's `ttl` to %s s or less "
+                    "(docs/scale-out.md, Retention)", url.database, url.table, int(retention_s))
     if changed:
         log.warning("retention: %d table(s) now expire after %s s (raw) / %s s (rollups): %s",
                     len(changed), int(retention_s), int(rollup_retention_s), ", ".join(changed))

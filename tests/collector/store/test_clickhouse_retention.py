@@ -18,6 +18,7 @@ import pytest
 
 from agentsla.collector.store.clickhouse import retention
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
+from agentsla.collector.store.clickhouse.url import StoreURL
 from agentsla.collector.store.clickhouse.worker import start_shard
 from agentsla.queries.engines.clickhouse import ChdbRunner, ClickHouseStore
 from agentsla.queries.findings import evidence, resolve_thresholds
@@ -180,3 +181,17 @@ def test_a_trace_moved_to_its_declared_task_stays_moved(runner):
     run_pass(runner, "moved", url.table, Shard(0, 1), CONFIG, T0 + (start_ms + 4_000) * MS)
     _merged(runner, url)
     assert tasks() == {"declared"}
+
+
+def test_a_servers_traces_table_is_the_exporters_and_one_without_ttl_is_named(runner, caplog):
+    """Against a ClickHouse server agentsla leaves `otel_traces` to the exporter, and says
+    when it keeps spans for ever; with the exporter's `ttl` set it says nothing."""
+    _store(runner, "server")  # this chdb store's tables, seen as a server's (same SQL)
+    url = StoreURL("clickhouse", host="unused", database="server")
+    assert "otel_traces" not in retention.keep(runner, url, 30 * DAY_S, 400 * DAY_S)
+    assert "server.otel_traces (the exporter's) has no TTL" in caplog.text
+    caplog.clear()
+    runner.execute("alter table server.otel_traces modify ttl toDateTime(Timestamp) + "
+                   "toIntervalDay(7)")
+    retention.keep(runner, url, 30 * DAY_S, 400 * DAY_S)
+    assert "has no TTL" not in caplog.text
