@@ -508,7 +508,7 @@ class EvidenceWorker:
         self._thresholds = dict(thresholds)
         self._interval = interval
         self._retention = retention_s, retention_interval_s
-        self._next_expiry = time.monotonic()  # the first round's evidence exists: then
+        self._next_expiry = time.monotonic()  # due after the first round (tables registered)
         self._stop = threading.Event()
         self._store: ReadStore | None = None
         self.rounds = 0  # rounds that stored some minutes or built some hours
