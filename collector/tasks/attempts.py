@@ -16,6 +16,12 @@ from .tree import Key, Span, SpanTree, end_of, has_parent_id, span_failed, start
 #: A span's logical call (the span id of the call's first attempt) and its attempt number.
 Call = tuple[Any, int]
 
+#: How far a retry may seem to start before its failed sibling ended and still follow it:
+#: times are only as fine as the SDK's clock, and the OpenTelemetry JS SDK stamps span starts
+#: in whole milliseconds (ends finer), so a retry started right after a failure can read as
+#: up to 1 ms earlier than that failure's end (tests/corpus: node_agent_retried_429).
+CLOCK_SLACK_NS = 1_000_000
+
 
 def _sibling_runs(tree: SpanTree) -> list[list[Key]]:
     # Siblings of the same hop (kind and name) under the same parent id, in start order; the
@@ -54,10 +60,14 @@ def _continues_call(span: Span, previous: Span,
     attempt = span.get("retry_attempt")
     if attempt is not None:
         return attempt > 0
-    if not span_failed(previous) or start_of(span) < end_of(previous):
+    start, ended = start_of(span), end_of(previous)
+    if not span_failed(previous) or start < ended - CLOCK_SLACK_NS:
         return False
+    # the caller's children started between the failure's end and the retry's start (the
+    # retry itself among them when it seems to start first): none but the retry
     siblings = child_starts()[(span.get("trace_id"), span.get("parent_span_id"))]
-    return bisect_left(siblings, start_of(span)) == bisect_left(siblings, end_of(previous))
+    lo, hi = min(start, ended), max(start, ended)
+    return bisect_left(siblings, hi) - bisect_left(siblings, lo) == int(start < ended)
 
 
 def logical_calls(tree: SpanTree) -> list[list[Key]]:

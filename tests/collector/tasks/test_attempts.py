@@ -70,6 +70,15 @@ CASES = {
     "parallel_unnumbered_siblings_are_separate_calls": Case(
         [model("m0", 100, 500, **RATE_LIMITED), model("m1", 200, 900)],
         {"m0": ("m0", 0), "m1": ("m1", 0)}),
+    # The OpenTelemetry JS SDK stamps starts in whole milliseconds, so a retry started right
+    # after a failure can read as starting up to 1 ms before that failure ended: still its
+    # retry. Started 1.5 ms before, it ran alongside: a parallel call.
+    "retry_seeming_to_start_within_a_millisecond_of_the_failure": Case(
+        [model("m0", 100, 200.0007, **RATE_LIMITED), model("m1", 200, 900)],
+        {"m0": ("m0", 0), "m1": ("m0", 1)}, retries=1),
+    "sibling_started_over_a_millisecond_before_the_failure_ended": Case(
+        [model("m0", 100, 201.5, **RATE_LIMITED), model("m1", 200, 900)],
+        {"m0": ("m0", 0), "m1": ("m1", 0)}),
     # retry.attempt 0 starts a new call even right after a failure: the agent's next step.
     "numbered_zero_after_failure_starts_a_call": Case(
         [model("a0", 100, 200, retry_attempt=0, **RATE_LIMITED),
