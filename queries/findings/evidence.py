@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, NamedTuple
 
 from agentsla.collector.store.evidence import hour_table, minute_table
+from agentsla.collector.tasks.attempts import CLOCK_SLACK_NS
 from agentsla.queries.findings.thresholds import DEFAULT_THRESHOLDS
 from agentsla.queries.rollup import MINUTE_NS, split
 from agentsla.queries.store import ReadStore, bound, question_sql, table
@@ -301,11 +302,13 @@ def _range(params: Mapping[str, Any], lo: int, hi: int, grain_ns: int = MINUTE_N
            ) -> dict[str, Any]:
     # start_ns/end_ns: the rows read (the snippets' window); lo_ns/hi_ns: the evidence kept;
     # reach_ns, reach_end_ns: where the parents, roots, tasks and siblings of its spans may start;
-    # grain_ns: the period a row of evidence holds (a minute, or an hour for the hour tier)
+    # grain_ns: the period a row of evidence holds (a minute, or an hour for the hour tier);
+    # clock_slack_ns: how much earlier than a sibling's end a span may seem to start and still
+    # have followed it (attempts.CLOCK_SLACK_NS)
     return {**params, "lo_ns": lo, "hi_ns": hi, "start_ns": lo - SLACK_NS,
             "end_ns": hi + SLACK_NS, "reach_ns": lo - SPAN_SLACK_NS,
             "reach_end_ns": hi + SPAN_SLACK_NS, "span_slack_ns": SPAN_SLACK_NS,
-            "grain_ns": grain_ns}
+            "clock_slack_ns": CLOCK_SLACK_NS, "grain_ns": grain_ns}
 
 
 def _question_range(store: ReadStore, question: str, params: Mapping[str, Any], lo: int,

@@ -35,7 +35,7 @@ sums as (
         count() as n_children,
         sum(worst_ms) as worst_sum,
         -- parallel children do not add up; only judge parents whose children ran one by one
-        countIf(start_ns < prev_end_ns) as overlapping
+        countIf(start_ns < prev_end_ns - {clock_slack_ns:Int64}) as overlapping
     from child_calls
     group by trace_id, parent_span_id
 ),

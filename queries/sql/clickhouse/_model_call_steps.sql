@@ -29,7 +29,7 @@ per_task as (
         count() as calls,
         countIf(tokens > prev_tokens) as growing_steps,
         countIf(tokens < prev_tokens) as shrinking_steps,
-        countIf(start_ns < prev_end_ns) as overlapping_calls,
+        countIf(start_ns < prev_end_ns - {clock_slack_ns:Int64}) as overlapping_calls,
         argMin(tokens, start_ns) as first_tokens,
         argMax(tokens, start_ns) as final_tokens,
         argMin(duration_ms, start_ns) as first_ms,

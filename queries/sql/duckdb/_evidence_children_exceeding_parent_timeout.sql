@@ -29,7 +29,7 @@ sums as (
         count(*) as child_calls,
         sum(worst_ms) as children_worst_ms,
         -- parallel children do not add up; only judge parents whose children ran one by one
-        count(*) filter (where start_ns < prev_end_ns) as overlapping
+        count(*) filter (where start_ns < prev_end_ns - $clock_slack_ns) as overlapping
     from child_calls
     group by trace_id, parent_span_id
 ),

@@ -27,7 +27,7 @@ per_task as (
         count(*) as calls,
         count(*) filter (where input_tokens > prev_tokens) as growing_steps,
         count(*) filter (where input_tokens < prev_tokens) as shrinking_steps,
-        count(*) filter (where start_ns < prev_end_ns) as overlapping_calls,
+        count(*) filter (where start_ns < prev_end_ns - $clock_slack_ns) as overlapping_calls,
         arg_min(input_tokens, start_ns) as first_tokens,
         arg_max(input_tokens, start_ns) as final_tokens,
         arg_min(duration_ms, start_ns) as first_ms,

@@ -58,6 +58,18 @@ def children_sum_past_parent():
     return _rows(t)
 
 
+def children_sum_past_parent_stamped_in_ms():
+    # the same story from the OpenTelemetry JS SDK, which stamps starts in whole milliseconds:
+    # each call seems to start 0.5 ms before the one before it ended; still one by one
+    t = Trace(root_end_ms=21_000, error_type="timeout", status_code="error")
+    agent = t.child(t.root, "agent", "planner", 0, 20_000, hop_timeout_ms=20_000,
+                    error_type="timeout")
+    for i in range(3):
+        start = 100 + i * 6000
+        t.child(agent, "tool", "fetch", start, start + 6000.5, hop_timeout_ms=10_000)
+    return _rows(t)
+
+
 def children_sum_past_parent_in_parallel():
     # the same calls in parallel: their timeouts do not add up
     t = Trace(root_end_ms=21_000, error_type="timeout", status_code="error")
@@ -403,6 +415,9 @@ CASES = [
     # ... and its third call started with 7.9 s left under a 10 s timeout
     (children_sum_past_parent, {("budget_inversion", "children_exceed_parent_timeout"),
                                 ("budget_inversion", "timeout_exceeds_budget_left")}),
+    (children_sum_past_parent_stamped_in_ms,
+     {("budget_inversion", "children_exceed_parent_timeout"),
+      ("budget_inversion", "timeout_exceeds_budget_left")}),
     (children_sum_past_parent_in_parallel, set()),
     (untimed_fast_tool, set()),
     (unknown_timeout_long_call, set()),

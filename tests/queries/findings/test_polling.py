@@ -141,13 +141,14 @@ def test_not_polling(load, shape) -> None:
 
 # -- multiplying contexts ---------------------------------------------------------------------
 
-def conversation(tokens: list[int], durations: list[float], overlap: bool = False) -> list[dict]:
+def conversation(tokens: list[int], durations: list[float], overlap: bool = False,
+                 gap_ms: float = 50) -> list[dict]:
     t = Trace(root_end_ms=60_000, task_type="support")
     clock = 10.0
     for n, ms in zip(tokens, durations):
         t.child(t.root, "model", "gpt-4o", clock, clock + ms, hop_timeout_ms=30_000,
                 input_tokens=n)
-        clock += 100 if overlap else ms + 50
+        clock += 100 if overlap else ms + gap_ms
     return t.rows
 
 
@@ -163,6 +164,14 @@ def test_prompt_multiplying_over_three_calls(load) -> None:
         "final_latency_ms": 3_000, "latency_factor": 3.75,
         "ms_per_1k_tokens": 210.204,  # least-squares slope of the three (tokens, ms) points
         "timeouts_or_overflows": 0})
+
+
+def test_a_conversation_stamped_in_whole_milliseconds_still_multiplies(load) -> None:
+    # The OpenTelemetry JS SDK stamps starts in whole ms: each call seems to start 0.5 ms
+    # before the one before it ended, and is still the conversation's next call
+    rows = conversation([1_500, 5_000, 12_000], [800, 1_500, 3_000], gap_ms=-0.5)
+    (finding,) = only(load, "context_growth", rows)
+    assert finding["rule"] == "multiplying_context"
 
 
 @pytest.mark.parametrize(("tokens", "durations", "overlap"), [
