@@ -47,27 +47,26 @@ def untimed_long_call_under_gateway():
     return _rows(t)
 
 
-def children_sum_past_parent():
-    # 3 sequential tool calls of 10 s each under an agent allowed 20 s, which timed out
+def _sequential_children(duration_ms: float):
+    # 3 tool calls started 6 s apart, each allowed 10 s, under an agent allowed 20 s, which
+    # timed out
     t = Trace(root_end_ms=21_000, error_type="timeout", status_code="error")
     agent = t.child(t.root, "agent", "planner", 0, 20_000, hop_timeout_ms=20_000,
                     error_type="timeout")
     for i in range(3):
         start = 100 + i * 6000
-        t.child(agent, "tool", "fetch", start, start + 5000, hop_timeout_ms=10_000)
+        t.child(agent, "tool", "fetch", start, start + duration_ms, hop_timeout_ms=10_000)
     return _rows(t)
+
+
+def children_sum_past_parent():
+    return _sequential_children(5000)
 
 
 def children_sum_past_parent_stamped_in_ms():
     # the same story from the OpenTelemetry JS SDK, which stamps starts in whole milliseconds:
     # each call seems to start 0.5 ms before the one before it ended; still one by one
-    t = Trace(root_end_ms=21_000, error_type="timeout", status_code="error")
-    agent = t.child(t.root, "agent", "planner", 0, 20_000, hop_timeout_ms=20_000,
-                    error_type="timeout")
-    for i in range(3):
-        start = 100 + i * 6000
-        t.child(agent, "tool", "fetch", start, start + 6000.5, hop_timeout_ms=10_000)
-    return _rows(t)
+    return _sequential_children(6000.5)
 
 
 def children_sum_past_parent_in_parallel():
