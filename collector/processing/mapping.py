@@ -161,7 +161,12 @@ ERROR_CLASS_RULES = (
      + _SUFFIX, "server_error"),
     # connections (gRPC UNAVAILABLE: the peer could not be reached)
     (r"(connect(ion|or)?(refused|reset|aborted|closed|lost)?|disconnected|unavailable|"
-     r"remoteprotocol|brokenpipe|unreachable|nameresolution)" + _SUFFIX, "connection_error"),
+     r"remoteprotocol|brokenpipe|unreachable|nameresolution|unknownhost|dns)" + _SUFFIX,
+     "connection_error"),
+    # socket errno names as Node and libuv write them (err.code): whole names only, so
+    # FileNotFoundError is no ENOTFOUND (ETIMEDOUT is a timeout by the rule above)
+    (r"^e(connreset|connrefused|connaborted|pipe|hostunreach|netunreach|hostdown|netdown|"
+     r"notfound|aiagain)$", "connection_error"),
     # cancellation
     (r"(cancel(l)?(ed|ation)?|abort(ed)?)" + _SUFFIX, "cancelled"),
     # the rest of the vocabulary
@@ -180,13 +185,20 @@ ERROR_MESSAGE_RULES = (
      r"\bresource[ _]exhausted\b|\bquota exceeded\b|\bthrottl", "rate_limited"),
     (r"\bcontext[ _](length|window)|\bmaximum context\b", "context_overflow"),
     (r"\bcircuit( breaker)? (is )?open\b|\bcircuit breaker\b", "circuit_open"),
-    (r"\btime[d]?[ -]?out\b|\bdeadline[ _]exceeded\b", "timeout"),
+    (r"\btime[d]?[ -]?out\b|\bdeadline[ _]exceeded\b|\be(socket)?timedout\b", "timeout"),
     (r"\bbudget (exhausted|exceeded|ran out)\b", "budget_exhausted"),
     (r"\binternal server error\b|\bservice unavailable\b|\bbad gateway\b|\boverloaded\b",
      "server_error"),
     (r"\bconnection (refused|reset|error|aborted|closed|lost|failed)\b|\bconnect error\b|"
-     r"\bfailed to connect\b|\bunavailable\b|\bname resolution\b", "connection_error"),
-    (r"\bcancel(l)?(ed|ation)\b", "cancelled"),
+     r"\bfailed to connect\b|\bunavailable\b|\bname resolution\b|"
+     # Node's socket errors ("read ECONNRESET", "getaddrinfo ENOTFOUND api"), aiohttp's and
+     # Go's resolver and dialer texts, Envoy's answer when no upstream host is up
+     r"\be(connreset|connrefused|connaborted|pipe|hostunreach|netunreach|notfound|ai_again)\b|"
+     r"\bsocket hang up\b|\bdisconnected\b|\bcannot connect to host\b|\bbroken pipe\b|"
+     r"\bno such host\b|\bname or service not known\b|\bnodename nor servname\b|"
+     r"\bnetwork is unreachable\b|\bno route to host\b|\bno healthy upstream\b",
+     "connection_error"),
+    (r"\bcancel(l)?(ed|ation)\b|\baborted\b", "cancelled"),
 )
 
 #: gRPC status codes (rpc.grpc.status_code) -> error type; other codes say nothing more.
@@ -197,7 +209,8 @@ _CLASS_RULES = tuple((re.compile(p), r) for p, r in ERROR_CLASS_RULES)
 _MESSAGE_RULES = tuple((re.compile(p), r) for p, r in ERROR_MESSAGE_RULES)
 _VOCABULARY = {t.replace("_", ""): t for t in ERROR_TYPES}
 _REPR = re.compile(r"^<(?:class|type) '([^']+)'>$")
-_CLASS_NAME = re.compile(r"^[\w$]+(?:(?:\.|::|/)[\w$]+)*$")
+#: A class name, also as Go prints a pointer's type (`*url.Error`).
+_CLASS_NAME = re.compile(r"^\*?[\w$]+(?:(?:\.|::|/)[\w$]+)*$")
 #: HTTP status codes quoted as whole words in a message ("HTTP 429", "Error code: 500").
 _STATUS_CODE_WORD = re.compile(r"(?<!\d)(408|429|5\d\d)(?!\d)")
 
@@ -210,7 +223,7 @@ def class_key(raw: str) -> str | None:
         name = wrapped.group(1)
     if not _CLASS_NAME.match(name):
         return None
-    last = re.split(r"\.|::|/", name)[-1]
+    last = re.split(r"\.|::|/", name.lstrip("*"))[-1]
     return last.lower().replace("_", "").replace("$", "")
 
 

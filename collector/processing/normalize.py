@@ -203,8 +203,10 @@ def _error_type(attrs: dict[str, Any], code: int, message: str, http_status: int
         return None  # most spans: nothing below could name a failure
     raw = to_str(attrs.get("error.type"))
     declared = m.map_error_name(raw) if raw and raw != _OTHER else None  # _OTHER: "failed"
-    if raw and raw != _OTHER and declared != "cancelled":
-        return declared or raw  # unrecognizable: kept verbatim
+    if declared is not None and declared != "cancelled":
+        return declared
+    # Unrecognized (a wrapper such as io.grpc.StatusRuntimeException or Go's *url.Error, whose
+    # status code or message says the reason) or a cancellation: the other signals may name it.
     from_http = m.map_http_status(http_status)
     if from_http is not None:
         return from_http

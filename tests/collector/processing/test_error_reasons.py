@@ -67,6 +67,19 @@ ERROR = Status(code=Status.STATUS_CODE_ERROR)
     ("429 Too Many Requests", "rate_limited"),
     ("Error code: 500", "server_error"),
     ("Error code: 400 - {'error': {'code': 'context_length_exceeded'}}", "context_overflow"),
+    # socket errno names as Node writes them (err.code), Java's and Go's resolver errors
+    ("ECONNRESET", "connection_error"),
+    ("ECONNREFUSED", "connection_error"),
+    ("EPIPE", "connection_error"),
+    ("ENOTFOUND", "connection_error"),
+    ("EAI_AGAIN", "connection_error"),
+    ("ETIMEDOUT", "timeout"),
+    ("ESOCKETTIMEDOUT", "timeout"),
+    ("UND_ERR_HEADERS_TIMEOUT", "timeout"),                     # undici (Node's fetch)
+    ("java.net.UnknownHostException", "connection_error"),
+    ("*net.DNSError", "connection_error"),                      # Go prints pointer types
+    ("*url.Error", None),                                       # a wrapper: says nothing
+    ("FileNotFoundError", None),                                # no ENOTFOUND inside a name
     # names that mention a reason without naming a failure stay unrecognized
     ("TimeoutConfig", None),
     ("rate_limit_checker", None),
@@ -86,6 +99,21 @@ def test_error_names(name: str, reason: str | None) -> None:
     ("Deadline Exceeded", "timeout"),
     ("Connection refused", "connection_error"),
     ("Circuit breaker is open", "circuit_open"),
+    # Node's socket and abort texts, Go's dialer and resolver, aiohttp, glibc, Envoy
+    ("read ECONNRESET", "connection_error"),
+    ("connect ECONNREFUSED 127.0.0.1:8080", "connection_error"),
+    ("connect ETIMEDOUT 10.0.0.1:443", "timeout"),
+    ("getaddrinfo ENOTFOUND api.example.com", "connection_error"),
+    ("getaddrinfo EAI_AGAIN api.example.com", "connection_error"),
+    ("socket hang up", "connection_error"),
+    ("This operation was aborted", "cancelled"),                # AbortController.abort()
+    ("The operation was aborted due to timeout", "timeout"),    # AbortSignal.timeout()
+    ('Post "https://api.example.com/v1": context deadline exceeded (Client.Timeout exceeded '
+     'while awaiting headers)', "timeout"),
+    ("dial tcp: lookup api.example.com: no such host", "connection_error"),
+    ("Server disconnected", "connection_error"),
+    ("[Errno -2] Name or service not known", "connection_error"),
+    ("no healthy upstream", "connection_error"),
     ("rate_limit_checker returned false", None),                # a tool's name, not a reason
     ("invalid TimeoutConfig", None),                            # a class name inside a message
     ("gave up after 1500 ms", None),                            # 500 inside a number
@@ -148,10 +176,24 @@ def span_row(attrs: dict, status: Status | None = None, exception: dict | None =
     ({"error.type": "openai.RateLimitError"}, Status(code=Status.STATUS_CODE_ERROR,
                                                      message="Request timed out."),
      None, "rate_limited"),
+    # an unrecognized error.type (a wrapper class) gives way to what the other signals say:
+    # Java's gRPC instrumentation, Go's net/http, .NET's HttpClient, a retry library
+    ({"error.type": "io.grpc.StatusRuntimeException", "rpc.grpc.status_code": 4}, ERROR, None,
+     "timeout"),
+    ({"error.type": "*url.Error"}, Status(code=Status.STATUS_CODE_ERROR, message=(
+        'Post "https://api.example.com/v1/chat": context deadline exceeded')), None, "timeout"),
+    ({"error.type": "System.Net.Http.HttpRequestException"}, ERROR,
+     {"exception.type": "System.Net.Http.HttpRequestException",
+      "exception.message": "Connection refused (api.example.com:443)"}, "connection_error"),
+    ({"error.type": "tenacity.RetryError", "http.response.status_code": 429}, ERROR, None,
+     "rate_limited"),
+    ({"error.type": "ECONNRESET"}, ERROR, None, "connection_error"),
     # a plain cancellation stays one
     ({}, ERROR, {"exception.type": "asyncio.CancelledError"}, "cancelled"),
     # unrecognizable reasons are kept verbatim
     ({"error.type": "QuotaGremlin"}, ERROR, None, "QuotaGremlin"),
+    ({"error.type": "io.grpc.StatusRuntimeException", "rpc.grpc.status_code": 5}, ERROR, None,
+     "io.grpc.StatusRuntimeException"),                         # NOT_FOUND: nothing better
     ({}, ERROR, {"exception.type": "mylib.WeirdError"}, "mylib.WeirdError"),
     # spans that did not fail get no reason, whatever their names say
     ({"gen_ai.tool.name": "rate_limit_checker"}, None, None, None),
