@@ -79,8 +79,10 @@ COLUMN_SOURCES = (
     ("operation", ("gen_ai.operation.name", "openinference.span.kind"), to_str),
     ("model", ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"), to_str),
     ("model", ("llm.invocation_parameters",), _invocation_model),
-    ("tool", ("gen_ai.tool.name", "tool.name"), to_str),
-    ("agent", ("gen_ai.agent.name", "agent.name"), to_str),
+    ("model", ("ai.model.id",), to_str),  # the Vercel AI SDK's own name, on every ai.* span
+    ("tool", ("gen_ai.tool.name", "tool.name", "ai.toolCall.name"), to_str),
+    # the Vercel AI SDK's functionId names the generateText call: the agent loop
+    ("agent", ("gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"), to_str),
     ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
                       "llm.token_count.prompt"), to_int),
     ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
@@ -123,16 +125,49 @@ GENAI_OPERATION_HOPS = {
     "invoke_agent": "agent", "create_agent": "agent", "invoke_workflow": "agent",
 }
 
-#: openinference.span.kind (upper-cased) -> hop kind.
+#: openinference.span.kind (lower-cased) -> hop kind.
 OPENINFERENCE_HOPS = {
-    "LLM": "model", "EMBEDDING": "model", "RERANKER": "model",
-    "TOOL": "tool", "RETRIEVER": "tool",
-    "AGENT": "agent",
-    "CHAIN": "other", "GUARDRAIL": "other", "EVALUATOR": "other", "PROMPT": "other",
+    "llm": "model", "embedding": "model", "reranker": "model",
+    "tool": "tool", "retriever": "tool",
+    "agent": "agent",
+    "chain": "other", "guardrail": "other", "evaluator": "other", "prompt": "other",
 }
 
-#: Attributes whose presence marks a hop kind (after the two tables above).
-PRESENCE_HOPS = (("messaging.system", "queue"), ("db.system", "storage"),
+#: ai.operationId (the Vercel AI SDK's telemetry; lower-cased) -> hop kind. The provider calls
+#: (`do*`, one span per attempt) are the model hops, `ai.toolCall` a tool, generateText and
+#: streamText the agent loop (steps of model calls and tools); the other wrappers hold one
+#: provider call each: `other`, so a call is not counted twice.
+VERCEL_AI_HOPS = {
+    "ai.generatetext.dogenerate": "model", "ai.streamtext.dostream": "model",
+    "ai.generateobject.dogenerate": "model", "ai.streamobject.dostream": "model",
+    "ai.embed.doembed": "model", "ai.embedmany.doembed": "model",
+    "ai.toolcall": "tool",
+    "ai.generatetext": "agent", "ai.streamtext": "agent",
+    "ai.generateobject": "other", "ai.streamobject": "other", "ai.embed": "other",
+    "ai.embedmany": "other",
+}
+
+#: llm.request.type (OpenLLMetry before it wrote gen_ai.operation.name) -> hop kind.
+LLM_REQUEST_TYPE_HOPS = {"chat": "model", "completion": "model", "embedding": "model",
+                         "rerank": "model"}
+
+#: traceloop.span.kind (the Traceloop SDK's @workflow, @agent, @tool, @task) -> hop kind.
+TRACELOOP_HOPS = {"workflow": "agent", "agent": "agent", "tool": "tool", "task": "other"}
+
+#: Attributes whose value names the hop kind, in priority order: (attribute, table of values
+#: trimmed and lower-cased -> hop kind); a value the table lacks falls through to the next.
+HOP_KIND_LOOKUPS = (("gen_ai.operation.name", GENAI_OPERATION_HOPS),
+                    ("openinference.span.kind", OPENINFERENCE_HOPS),
+                    ("ai.operationId", VERCEL_AI_HOPS),
+                    ("llm.request.type", LLM_REQUEST_TYPE_HOPS),
+                    ("traceloop.span.kind", TRACELOOP_HOPS))
+
+#: Attributes whose presence marks a hop kind (after the lookups above): a GenAI tool name, a
+#: GenAI provider or requested model without an operation (instrumentations written before
+#: gen_ai.operation.name), a messaging system, a database.
+PRESENCE_HOPS = (("gen_ai.tool.name", "tool"), ("gen_ai.provider.name", "model"),
+                 ("gen_ai.system", "model"), ("gen_ai.request.model", "model"),
+                 ("messaging.system", "queue"), ("db.system", "storage"),
                  ("db.system.name", "storage"))
 
 VALID_HOP_KINDS = frozenset(HOP_KINDS)

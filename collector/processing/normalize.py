@@ -179,16 +179,12 @@ def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:
         given = given.strip().lower()
         if given in m.VALID_HOP_KINDS:
             return given
-    operation = attrs.get("gen_ai.operation.name")
-    if isinstance(operation, str):
-        hop = m.GENAI_OPERATION_HOPS.get(operation.strip().lower())
-        if hop is not None:
-            return hop
-    oi_kind = attrs.get("openinference.span.kind")
-    if isinstance(oi_kind, str):
-        hop = m.OPENINFERENCE_HOPS.get(oi_kind.strip().upper())
-        if hop is not None:
-            return hop
+    for key, table in m.HOP_KIND_LOOKUPS:
+        value = attrs.get(key)
+        if isinstance(value, str):
+            hop = table.get(value.strip().lower())
+            if hop is not None:
+                return hop
     for key, hop in m.PRESENCE_HOPS:
         if key in attrs:
             return hop

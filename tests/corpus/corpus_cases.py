@@ -43,6 +43,7 @@ _otel_openai = _instrumentor("opentelemetry.instrumentation.openai_v2", "OpenAII
 _oi_openai = _instrumentor("openinference.instrumentation.openai", "OpenAIInstrumentor")
 _oi_anthropic = _instrumentor("openinference.instrumentation.anthropic", "AnthropicInstrumentor")
 _oi_langchain = _instrumentor("openinference.instrumentation.langchain", "LangChainInstrumentor")
+_ll_openai = _instrumentor("opentelemetry.instrumentation.openai", "OpenAIInstrumentor")
 _httpx = _instrumentor("opentelemetry.instrumentation.httpx", "HTTPXClientInstrumentor")
 _requests = _instrumentor("opentelemetry.instrumentation.requests", "RequestsInstrumentor")
 
@@ -133,6 +134,7 @@ def _nested_graph(url: str) -> None:
 
 OTEL_OPENAI = ("openai", "opentelemetry-instrumentation-openai-v2")
 OI_OPENAI = ("openai", "openinference-instrumentation-openai")
+LL_OPENAI = ("openai", "opentelemetry-instrumentation-openai")
 OI_LANGCHAIN = ("openinference-instrumentation-langchain", "langchain-core", "langchain-openai",
                 "langgraph", "openai")
 
@@ -156,6 +158,11 @@ CASES: dict[str, Case] = {
     # OpenInference on openai: 429 three times; the SDK gives up with RateLimitError.
     "openinference_openai_rate_limited": Case(("429", "429", "429"), _instrumentors(_oi_openai),
                                               _chat, OI_OPENAI),
+    # OpenLLMetry (Traceloop's instrumentation) on openai: a chat that answers.
+    "openllmetry_openai_ok": Case((), _instrumentors(_ll_openai), _chat, LL_OPENAI),
+    # OpenLLMetry on openai: 429 three times; the SDK gives up with RateLimitError.
+    "openllmetry_openai_rate_limited": Case(("429", "429", "429"), _instrumentors(_ll_openai),
+                                            _chat, LL_OPENAI),
     # OpenInference on anthropic: a message that answers.
     "openinference_anthropic_ok": Case((), _instrumentors(_oi_anthropic), _message,
                                        ("anthropic", "openinference-instrumentation-anthropic")),

@@ -7,8 +7,8 @@ fake servers (tests/corpus/fake_llm.py), and their spans are kept as OTLP.
 
 With --out the spans are encoded by the OTLP exporter's own encoder and written as OTLP/JSON
 (hex ids, integer enums); with --endpoint the SDK's real OTLP/HTTP exporter sends them. The
-Node case (node_agent_retried_429, tests/corpus/node_case.py) needs node and `npm ci` in
-tests/corpus/node; its fixture is what the Node OTLP/protobuf exporter sent. Each
+Node cases (tests/corpus/node_case.py: a hand-instrumented agent, the Vercel AI SDK) need node
+and `npm ci` in tests/corpus/node; their fixtures are what the Node OTLP/protobuf exporter sent. Each
 case runs in its own process: instrumentors patch their libraries globally. Every trace starts
 at a SERVER span as a web framework's instrumentation writes it (`POST /v1/ask`), except where
 a case says otherwise. The expected diagnosis of each case is written by hand beside its
@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+import node_case
 from corpus_cases import CASES
 from fake_llm import FakeLLM
 
@@ -55,15 +56,14 @@ def to_otlp_json(request) -> dict:
 
 
 def node(args: argparse.Namespace) -> int:
-    """Play the Node case (tests/corpus/node_case.py) into a fixture or to an endpoint."""
-    import node_case
+    """Play a Node case (tests/corpus/node_case.py) into a fixture or to an endpoint."""
     if args.out:
-        request, trace_id = node_case.capture()
+        request, trace_id = node_case.capture(args.case)
         args.out.write_text(json.dumps(to_otlp_json(request), indent=1) + "\n")
     else:
-        trace_id = node_case.send(args.endpoint)
-    print(json.dumps({"case": node_case.NAME, "trace_id": trace_id,
-                      "versions": node_case.versions()}))
+        trace_id = node_case.send(args.case, args.endpoint)
+    print(json.dumps({"case": args.case, "trace_id": trace_id,
+                      "versions": node_case.versions(args.case)}))
     return 0
 
 
@@ -104,15 +104,15 @@ def play(name: str) -> tuple[list, dict[str, str]]:
 def main(argv: list[str]) -> int:
     """Play a case into a fixture file or to an OTLP/HTTP endpoint."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--case", choices=sorted(CASES) + ["node_agent_retried_429"])
+    parser.add_argument("--case", choices=sorted(CASES) + sorted(node_case.CASES))
     parser.add_argument("--out", type=Path)
     parser.add_argument("--endpoint")
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:
-        print("\n".join(sorted(CASES)))
+        print("\n".join(sorted(CASES) + sorted(node_case.CASES)))
         return 0
-    if args.case == "node_agent_retried_429":
+    if args.case in node_case.CASES:
         return node(args)
     spans, versions = play(args.case)
     if args.out:

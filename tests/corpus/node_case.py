@@ -1,10 +1,10 @@
-"""The Node case: the OpenTelemetry Node SDK, its HTTP instrumentation and OTLP/protobuf exporter.
+"""The Node cases: real Node packages (the OpenTelemetry Node SDK and OTLP/protobuf exporter, its
+HTTP instrumentation, the Vercel AI SDK's own telemetry) writing the spans of a Node agent.
 
-tests/corpus/node/trace.js is a hand-instrumented Node agent whose HTTP calls the real
-@opentelemetry/instrumentation-http records. `capture()` runs it against the fake LLM server with
-its exporter pointed at a local receiver that keeps the protobuf bodies; `send(endpoint)` points
-it at a real OTLP/HTTP endpoint. Needs node and `npm ci` in tests/corpus/node (not at test time:
-the fixture is committed; the live test skips without them).
+Each case is a script in tests/corpus/node run against the fake LLM server (CASES). `capture(name)`
+runs it with its exporter pointed at a local receiver that keeps the protobuf bodies;
+`send(name, endpoint)` points it at a real OTLP/HTTP endpoint. Needs node and `npm ci` in
+tests/corpus/node (not at test time: the fixtures are committed; the live test skips without them).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,36 +22,56 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from fake_llm import FakeLLM
 
-NAME = "node_agent_retried_429"
-SCRIPT = ("429", "ok")
 HERE = Path(__file__).parent / "node"
-PACKAGES = ("@opentelemetry/sdk-trace-node", "@opentelemetry/exporter-trace-otlp-proto",
-            "@opentelemetry/instrumentation-http")
+_SDK = ("@opentelemetry/sdk-trace-node", "@opentelemetry/exporter-trace-otlp-proto")
+
+
+@dataclass(frozen=True)
+class NodeCase:
+    """A Node case: its script and argument, the fake server's script, the packages it shows."""
+
+    script: tuple[str, ...]
+    llm: tuple[str, ...]
+    packages: tuple[str, ...]
+
+
+CASES = {
+    # trace.js: a hand-instrumented agent; the model answers 429, the agent retries once.
+    "node_agent_retried_429": NodeCase(("trace.js",), ("429", "ok"),
+                                       _SDK + ("@opentelemetry/instrumentation-http",)),
+    # vercel_ai.js: generateText with a tool; the model asks for search_kb, then answers.
+    "vercel_ai_tool_ok": NodeCase(("vercel_ai.js", "ok"), ("tool:search_kb", "ok"),
+                                  _SDK + ("ai", "@ai-sdk/openai")),
+    # vercel_ai.js: the model answers 429 to the call and to the SDK's two retries.
+    "vercel_ai_rate_limited": NodeCase(("vercel_ai.js", "rate_limited"), ("429", "429", "429"),
+                                       _SDK + ("ai", "@ai-sdk/openai")),
+}
 
 
 def available() -> bool:
-    """Tell whether node and the case's npm packages are installed here."""
+    """Tell whether node and the cases' npm packages are installed here."""
     return shutil.which("node") is not None and (HERE / "node_modules").is_dir()
 
 
-def versions() -> dict[str, str]:
-    """The installed versions of the packages the case uses."""
+def versions(name: str) -> dict[str, str]:
+    """The installed versions of the packages a case uses."""
     return {p: json.loads((HERE / "node_modules" / p / "package.json").read_text())["version"]
-            for p in PACKAGES}
+            for p in CASES[name].packages}
 
 
-def _run(traces_url: str) -> str:
-    """Run trace.js against a fresh fake server; return the trace id it printed."""
-    with FakeLLM(SCRIPT) as llm:
+def _run(name: str, traces_url: str) -> str:
+    """Run a case's script against a fresh fake server; return the trace id it printed."""
+    case = CASES[name]
+    with FakeLLM(case.llm) as llm:
         env = dict(os.environ, LLM_URL=llm.url, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=traces_url)
-        done = subprocess.run(["node", "trace.js"], cwd=HERE, env=env, capture_output=True,
+        done = subprocess.run(["node", *case.script], cwd=HERE, env=env, capture_output=True,
                               text=True, timeout=120, check=True)
     return json.loads(done.stdout.splitlines()[-1])["trace_id"]
 
 
-def send(endpoint: str) -> str:
-    """Play the case to an OTLP/HTTP endpoint; return its trace id."""
-    return _run(endpoint.rstrip("/") + "/v1/traces")
+def send(name: str, endpoint: str) -> str:
+    """Play a case to an OTLP/HTTP endpoint; return its trace id."""
+    return _run(name, endpoint.rstrip("/") + "/v1/traces")
 
 
 def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
@@ -64,8 +85,8 @@ def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
     return body
 
 
-def capture() -> tuple[ExportTraceServiceRequest, str]:
-    """Play the case into a local receiver; return every exported span as one request."""
+def capture(name: str) -> tuple[ExportTraceServiceRequest, str]:
+    """Play a case into a local receiver; return every exported span as one request."""
     merged = ExportTraceServiceRequest()
 
     class Receiver(BaseHTTPRequestHandler):
@@ -84,7 +105,7 @@ def capture() -> tuple[ExportTraceServiceRequest, str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        trace_id = _run(f"http://127.0.0.1:{server.server_address[1]}/v1/traces")
+        trace_id = _run(name, f"http://127.0.0.1:{server.server_address[1]}/v1/traces")
     finally:
         server.shutdown()
         server.server_close()

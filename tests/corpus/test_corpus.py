@@ -2,7 +2,7 @@
 
 tests/data/corpus/NAME.json are OTLP/JSON traces that real instrumentation packages wrote while
 driving their real client libraries against local fake servers (tests/corpus/make_corpus.py;
-the Node case: tests/corpus/node_case.py, captured once; its live test needs node and
+the Node cases: tests/corpus/node_case.py, captured once; their live test needs node and
 `npm ci` in tests/corpus/node). Beside each, NAME.expected.yaml
 says by hand what a post-mortem would: outcome, first failing hop, retries, findings.
 
@@ -92,7 +92,7 @@ def test_every_fixture_has_its_expectation() -> None:
     fixtures = {p.stem for p in CORPUS.glob("*.json")}
     assert fixtures == set(EXPECTED)
     # a case added to the generator is committed too
-    assert set(CASES) | {node_case.NAME} <= fixtures
+    assert set(CASES) | set(node_case.CASES) <= fixtures
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))
@@ -115,6 +115,7 @@ def test_live_instrumentation_is_diagnosed_as_told(corpus_server: ServerProcess,
 
 
 @pytest.mark.skipif(not node_case.available(), reason="node or `npm ci` in tests/corpus/node")
-def test_live_node_exporter_is_diagnosed_as_told(corpus_server: ServerProcess) -> None:
-    trace_id = node_case.send(corpus_server.otlp_url)
-    assert_matches(diagnosis(corpus_server, trace_id), expectation(node_case.NAME))
+@pytest.mark.parametrize("case", sorted(node_case.CASES))
+def test_live_node_exporter_is_diagnosed_as_told(corpus_server: ServerProcess, case: str) -> None:
+    trace_id = node_case.send(case, corpus_server.otlp_url)
+    assert_matches(diagnosis(corpus_server, trace_id), expectation(case))

@@ -250,13 +250,10 @@ def typed_column_sql() -> dict[str, str]:
 def hop_kind_sql() -> str:
     """Return the SQL inferring hop.kind, the rules of normalize._hop_kind in their order."""
     given = f"lower(trimBoth({_attr('hop.kind')}))"
-    operation = f"lower(trimBoth({_attr('gen_ai.operation.name')}))"
-    oi_kind = f"upper(trimBoth({_attr('openinference.span.kind')}))"
-    arms = [f"{given} in {_literals(sorted(m.VALID_HOP_KINDS))}", given,
-            f"{operation} in {_literals(m.GENAI_OPERATION_HOPS)}",
-            _lookup(operation, m.GENAI_OPERATION_HOPS),
-            f"{oi_kind} in {_literals(m.OPENINFERENCE_HOPS)}",
-            _lookup(oi_kind, m.OPENINFERENCE_HOPS)]
+    arms = [f"{given} in {_literals(sorted(m.VALID_HOP_KINDS))}", given]
+    for key, table in m.HOP_KIND_LOOKUPS:
+        value = f"lower(trimBoth({_attr(key)}))"
+        arms += [f"{value} in {_literals(table)}", _lookup(value, table)]
     for key, hop in m.PRESENCE_HOPS:
         arms += [f"mapContains(t.SpanAttributes, '{key}')", f"'{hop}'"]
     arms += ["t.ParentSpanId = '' and span_kind = 'server'", "'gateway'", "'other'"]

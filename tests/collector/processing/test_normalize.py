@@ -253,6 +253,29 @@ def test_openinference_only_span():
     ({"openinference.span.kind": "CHAIN"}, {}, "other", "op"),
     # an unknown GenAI operation falls through to the OpenInference kind
     ({"gen_ai.operation.name": "frobnicate", "openinference.span.kind": "TOOL"}, {}, "tool", "op"),
+    # any case of an OpenInference kind
+    ({"openinference.span.kind": "Llm", "llm.model_name": "m"}, {}, "model", "m"),
+    # the Vercel AI SDK's telemetry: provider calls, tool calls, the generateText loop (named
+    # by its functionId); a wrapper of one provider call is no second model call
+    ({"ai.operationId": "ai.generateText.doGenerate", "gen_ai.system": "openai.chat",
+      "gen_ai.request.model": "gpt-4o-mini"}, {}, "model", "gpt-4o-mini"),
+    ({"ai.operationId": "ai.streamText.doStream", "ai.model.id": "gpt-4o"}, {},
+     "model", "gpt-4o"),
+    ({"ai.operationId": "ai.toolCall", "ai.toolCall.name": "search_kb"}, {}, "tool", "search_kb"),
+    ({"ai.operationId": "ai.generateText", "ai.model.id": "gpt-4o-mini",
+      "ai.telemetry.functionId": "support-agent"}, {}, "agent", "support-agent"),
+    ({"ai.operationId": "ai.generateObject", "ai.model.id": "gpt-4o"}, {}, "other", "op"),
+    # OpenLLMetry before gen_ai.operation.name; the Traceloop SDK's decorators
+    ({"llm.request.type": "chat", "gen_ai.request.model": "gpt-4"}, {}, "model", "gpt-4"),
+    ({"llm.request.type": "embedding", "gen_ai.request.model": "e5"}, {}, "model", "e5"),
+    ({"traceloop.span.kind": "workflow"}, {}, "agent", "op"),
+    ({"traceloop.span.kind": "tool"}, {}, "tool", "op"),
+    ({"traceloop.span.kind": "task"}, {}, "other", "op"),
+    # GenAI attributes without an operation: a tool name, a provider, a requested model
+    ({"gen_ai.tool.name": "calc"}, {}, "tool", "calc"),
+    ({"gen_ai.system": "openai", "gen_ai.request.model": "m"}, {}, "model", "m"),
+    ({"gen_ai.provider.name": "anthropic"}, {}, "model", "op"),
+    ({"gen_ai.operation.name": "frobnicate", "gen_ai.request.model": "m"}, {}, "model", "m"),
     # messaging, databases
     ({"messaging.system": "kafka"}, {}, "queue", "op"),
     ({"db.system": "postgresql"}, {}, "storage", "op"),

@@ -325,6 +325,35 @@ def test_the_window_questions_read_the_spans_materialized(runner):
          "task_id": "h"}]
 
 
+def test_hop_kinds_of_every_vocabulary_the_normalizer_reads(runner):
+    """The hop kind rules (mapping.HOP_KIND_LOOKUPS, PRESENCE_HOPS) hold on ClickHouse too:
+    the Vercel AI SDK's ai.* spans, OpenLLMetry before the GenAI operation names, the
+    Traceloop SDK's decorators, GenAI attributes without an operation."""
+    url = _store(runner, "vocab")
+    runner.insert("vocab.otel_traces", [
+        _row(1, 1, None, 0, 100, task__id="v"),
+        _row(1, 2, 1, 10, 90, ai__operationId="ai.generateText", ai__model__id="gpt-4o-mini",
+             ai__telemetry__functionId="support-agent"),
+        _row(1, 3, 2, 20, 40, ai__operationId="ai.generateText.doGenerate",
+             gen_ai__system="openai.chat", gen_ai__request__model="gpt-4o-mini"),
+        _row(1, 4, 2, 41, 50, ai__operationId="ai.toolCall", ai__toolCall__name="search_kb"),
+        _row(1, 5, 2, 51, 60, ai__operationId="ai.generateObject", ai__model__id="gpt-4o"),
+        _row(1, 6, 1, 61, 70, llm__request__type="chat", gen_ai__request__model="gpt-4"),
+        _row(1, 7, 1, 71, 72, traceloop__span__kind="workflow"),
+        _row(1, 8, 1, 72, 73, traceloop__span__kind="task"),
+        _row(1, 9, 1, 73, 74, gen_ai__tool__name="calc"),
+        _row(1, 10, 1, 74, 75, gen_ai__provider__name="anthropic",
+             gen_ai__request__model="claude"),
+        _row(1, 11, 1, 75, 76, openinference__span__kind="Llm", llm__model_name="m")])
+    run_pass(runner, "vocab", url.table, Shard(0, 1), CONFIG, _now(200))
+    got = _select(runner, "select span_id, hop_kind, hop_name from vocab.hop_spans "
+                          "order by span_id")
+    assert [(r["hop_kind"], r["hop_name"]) for r in got] == [
+        ("gateway", "POST /ask"), ("agent", "support-agent"), ("model", "gpt-4o-mini"),
+        ("tool", "search_kb"), ("other", "chat"), ("model", "gpt-4"), ("agent", "chat"),
+        ("other", "chat"), ("tool", "calc"), ("model", "claude"), ("model", "m")]
+
+
 def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
     """agentsla_task_traces and agentsla_hop_spans came later: start-up fills them from the
     span facts, once, as the materializer would have."""

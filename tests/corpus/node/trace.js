@@ -5,17 +5,10 @@
 // Env: LLM_URL (the fake server), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (where spans go).
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
 const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
-const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node');
-const { SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
-const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
-const { resourceFromAttributes } = require('@opentelemetry/resources');
 const api = require('@opentelemetry/api');
+const { startTracing } = require('./tracing');
 
-const provider = new NodeTracerProvider({
-  resource: resourceFromAttributes({ 'service.name': 'corpus-node_agent_retried_429' }),
-  spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter())],
-});
-provider.register();
+const provider = startTracing('corpus-node_agent_retried_429');
 registerInstrumentations({ instrumentations: [new HttpInstrumentation()] });
 const http = require('http');
 const tracer = api.trace.getTracer('corpus.node.agent');
