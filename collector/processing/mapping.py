@@ -172,6 +172,22 @@ PRESENCE_HOPS = (("gen_ai.tool.name", "tool"), ("gen_ai.provider.name", "model")
 
 VALID_HOP_KINDS = frozenset(HOP_KINDS)
 
+#: Span names that are an HTTP method alone: HTTP semconv names a span `{method}` when it knows
+#: no route template (`HTTP {method}` in older instrumentations). A hop named so is named by
+#: the method and its server's host (`GET orders.internal`), so calls to different services
+#: are different hops.
+HTTP_METHOD_NAMES = frozenset(
+    name for verb in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "CONNECT",
+                      "TRACE")
+    for name in (verb, f"HTTP {verb}"))
+#: Attributes naming an HTTP call's server, in priority order (stable semconv, then older).
+HTTP_SERVER_KEYS = ("server.address", "net.peer.name")
+#: ... else the host of its URL (stable semconv, then older).
+HTTP_URL_KEYS = ("url.full", "http.url")
+#: The host of a URL (its first group): no user, no port; an IPv6 host keeps its brackets.
+#: Written for both Python's re and ClickHouse's re2.
+URL_HOST = r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]*)"
+
 #: Suffixes a class name may carry after the words that say what went wrong.
 _SUFFIX = r"(error|exception|exc|failure|fault)?$"
 

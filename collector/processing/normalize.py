@@ -8,6 +8,7 @@ span, so each span's attributes are converted once and every typed field is read
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +35,7 @@ _MAX_NS = INT64[1]
 _OTHER = "_OTHER"
 #: hop kind -> the column naming the hop; other kinds are named by the span name.
 _HOP_NAME_COLUMN = {"model": "model", "tool": "tool", "agent": "agent"}
+_URL_HOST = re.compile(m.URL_HOST)
 
 
 #: A span the decoder could not parse on its own (collector/receivers/decode.py) is passed on
@@ -136,7 +138,10 @@ def _row(span: Any, shared: dict[str, Any], lim: Limits) -> dict[str, Any] | str
                status_message=cut(message, lim.max_length) if message else None)
     _typed_columns(row, attrs)
     row["hop_kind"] = hop_kind = _hop_kind(attrs, not parent, kind)
-    row["hop_name"] = row[_HOP_NAME_COLUMN.get(hop_kind, "name")] or name
+    hop_name = row[_HOP_NAME_COLUMN.get(hop_kind, "name")] or name
+    if hop_name in m.HTTP_METHOD_NAMES:
+        hop_name = _http_hop_name(hop_name, attrs)
+    row["hop_name"] = hop_name
     events = [_event(e, lim) for e in span.events] if span.events else None
     row["error_type"] = error_type = _error_type(attrs, code, message, row["http_status"],
                                                  events)
@@ -170,6 +175,20 @@ def _typed_columns(row: dict[str, Any], attrs: dict[str, Any]) -> None:
         row[column] = value
         if rank is not None:
             ranks[column] = rank
+
+
+def _http_hop_name(method: str, attrs: dict[str, Any]) -> str:
+    """Name a hop named by its HTTP method alone by the method and its server's host."""
+    for key in m.HTTP_SERVER_KEYS:
+        host = to_str(attrs.get(key))
+        if host:
+            return f"{method} {host}"
+    for key in m.HTTP_URL_KEYS:
+        url = attrs.get(key)
+        found = _URL_HOST.match(url) if isinstance(url, str) else None
+        if found and found.group(1):
+            return f"{method} {found.group(1)}"
+    return method
 
 
 def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:

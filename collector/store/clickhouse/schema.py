@@ -191,12 +191,17 @@ def traces_view_sql(database: str, table: str, variant: str) -> str:
     return f"create or replace view {db}.agentsla_traces as {select}"
 
 
+def _string(value: str) -> str:
+    """A ClickHouse string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _attr(key: str) -> str:
-    return "t.SpanAttributes['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+    return f"t.SpanAttributes[{_string(key)}]"
 
 
 def _literals(values: Iterable[str]) -> str:
-    return "[" + ", ".join("'" + v.replace("'", "\\'") + "'" for v in values) + "]"
+    return "[" + ", ".join(_string(v) for v in values) + "]"
 
 
 def _lookup(value: str, table: dict[str, str]) -> str:
@@ -260,6 +265,16 @@ def hop_kind_sql() -> str:
     return f"multiIf({', '.join(arms)})"
 
 
+def http_hop_name_sql(name: str) -> str:
+    """Return the SQL of normalize._http_hop_name over the hop name `name`: a name that is an
+    HTTP method alone gets its server's host (mapping.HTTP_METHOD_NAMES and the keys there)."""
+    hosts = [f"nullIf({_attr(key)}, '')" for key in m.HTTP_SERVER_KEYS]
+    hosts += [f"nullIf(extract({_attr(key)}, {_string(m.URL_HOST)}), '')"
+              for key in m.HTTP_URL_KEYS]
+    return (f"if({name} in {_literals(sorted(m.HTTP_METHOD_NAMES))}, "
+            f"ifNull(concat({name}, ' ', coalesce({', '.join(hosts)})), {name}), {name})")
+
+
 def _span_columns() -> dict[str, str]:
     status = "lower(replaceRegexpOne(t.StatusCode, '^STATUS_CODE_', ''))"
     columns = {
@@ -274,8 +289,9 @@ def _span_columns() -> dict[str, str]:
         "duration_ms": "t.Duration / 1e6", "status_code": f"if({status} = '', 'unset', {status})",
         "status_message": "nullIf(t.StatusMessage, '')",
         "hop_kind": hop_kind_sql(),
-        "hop_name": ("coalesce(multiIf(hop_kind = 'model', model, hop_kind = 'tool', tool, "
-                     "hop_kind = 'agent', agent, null), t.SpanName)"),
+        "hop_name": http_hop_name_sql(
+            "coalesce(multiIf(hop_kind = 'model', model, hop_kind = 'tool', tool, "
+            "hop_kind = 'agent', agent, null), t.SpanName)"),
         "error_type": "CAST(null, 'Nullable(String)')",
         "is_error": "CAST(status_code = 'error', 'Bool')",
         "attributes": "toJSONString(t.SpanAttributes)",

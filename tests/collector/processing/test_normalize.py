@@ -276,6 +276,19 @@ def test_openinference_only_span():
     ({"gen_ai.system": "openai", "gen_ai.request.model": "m"}, {}, "model", "m"),
     ({"gen_ai.provider.name": "anthropic"}, {}, "model", "op"),
     ({"gen_ai.operation.name": "frobnicate", "gen_ai.request.model": "m"}, {}, "model", "m"),
+    # a span named by its HTTP method alone is named by its server's host too: stable and
+    # older semconv, the URL's host (no user, no port; IPv6 in brackets); else the method
+    ({"http.request.method": "GET", "server.address": "orders.internal"}, {"name": "GET"},
+     "other", "GET orders.internal"),
+    ({"http.method": "POST", "net.peer.name": "kb"}, {"name": "HTTP POST"}, "other",
+     "HTTP POST kb"),
+    ({"http.url": "http://u:p@tools.local:8080/search?q=1"}, {"name": "POST"}, "other",
+     "POST tools.local"),
+    ({"url.full": "https://[::1]:9000/x"}, {"name": "GET"}, "other", "GET [::1]"),
+    ({"url.full": "not a url"}, {"name": "GET"}, "other", "GET"),
+    ({"server.address": "orders.internal"}, {"name": "GET /orders/{id}"}, "other",
+     "GET /orders/{id}"),
+    ({"gen_ai.tool.name": "lookup", "server.address": "h"}, {"name": "POST"}, "tool", "lookup"),
     # messaging, databases
     ({"messaging.system": "kafka"}, {}, "queue", "op"),
     ({"db.system": "postgresql"}, {}, "storage", "op"),

@@ -325,10 +325,11 @@ def test_the_window_questions_read_the_spans_materialized(runner):
          "task_id": "h"}]
 
 
-def test_hop_kinds_of_every_vocabulary_the_normalizer_reads(runner):
+def test_hop_kinds_and_names_of_every_vocabulary_the_normalizer_reads(runner):
     """The hop kind rules (mapping.HOP_KIND_LOOKUPS, PRESENCE_HOPS) hold on ClickHouse too:
     the Vercel AI SDK's ai.* spans, OpenLLMetry before the GenAI operation names, the
-    Traceloop SDK's decorators, GenAI attributes without an operation."""
+    Traceloop SDK's decorators, GenAI attributes without an operation; and so does the name
+    of a hop named by its HTTP method alone (its server's host)."""
     url = _store(runner, "vocab")
     runner.insert("vocab.otel_traces", [
         _row(1, 1, None, 0, 100, task__id="v"),
@@ -344,14 +345,21 @@ def test_hop_kinds_of_every_vocabulary_the_normalizer_reads(runner):
         _row(1, 9, 1, 73, 74, gen_ai__tool__name="calc"),
         _row(1, 10, 1, 74, 75, gen_ai__provider__name="anthropic",
              gen_ai__request__model="claude"),
-        _row(1, 11, 1, 75, 76, openinference__span__kind="Llm", llm__model_name="m")])
+        _row(1, 11, 1, 75, 76, openinference__span__kind="Llm", llm__model_name="m"),
+        {**_row(1, 12, 1, 76, 77, server__address="orders.internal"), "SpanName": "GET"},
+        {**_row(1, 13, 1, 77, 78, http__url="http://u:p@tools.local:8080/s?q=1"),
+         "SpanName": "HTTP POST"},
+        {**_row(1, 14, 1, 78, 79, url__full="https://[::1]:9000/x"), "SpanName": "GET"},
+        {**_row(1, 15, 1, 79, 80, url__full="not a url"), "SpanName": "GET"}])
     run_pass(runner, "vocab", url.table, Shard(0, 1), CONFIG, _now(200))
     got = _select(runner, "select span_id, hop_kind, hop_name from vocab.hop_spans "
                           "order by span_id")
     assert [(r["hop_kind"], r["hop_name"]) for r in got] == [
         ("gateway", "POST /ask"), ("agent", "support-agent"), ("model", "gpt-4o-mini"),
         ("tool", "search_kb"), ("other", "chat"), ("model", "gpt-4"), ("agent", "chat"),
-        ("other", "chat"), ("tool", "calc"), ("model", "claude"), ("model", "m")]
+        ("other", "chat"), ("tool", "calc"), ("model", "claude"), ("model", "m"),
+        ("other", "GET orders.internal"), ("other", "HTTP POST tools.local"),
+        ("other", "GET [::1]"), ("other", "GET")]
 
 
 def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
