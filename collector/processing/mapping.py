@@ -80,7 +80,8 @@ COLUMN_SOURCES = (
     ("model", ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name"), to_str),
     ("model", ("llm.invocation_parameters",), _invocation_model),
     ("model", ("ai.model.id",), to_str),  # the Vercel AI SDK's own name, on every ai.* span
-    ("tool", ("gen_ai.tool.name", "tool.name", "ai.toolCall.name"), to_str),
+    ("tool", ("gen_ai.tool.name", "tool.name", "ai.toolCall.name",
+              "spring.ai.tool.definition.name"), to_str),
     # the Vercel AI SDK's functionId names the generateText call: the agent loop
     ("agent", ("gen_ai.agent.name", "agent.name", "ai.telemetry.functionId"), to_str),
     ("input_tokens", ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
@@ -154,20 +155,29 @@ LLM_REQUEST_TYPE_HOPS = {"chat": "model", "completion": "model", "embedding": "m
 #: traceloop.span.kind (the Traceloop SDK's @workflow, @agent, @tool, @task) -> hop kind.
 TRACELOOP_HOPS = {"workflow": "agent", "agent": "agent", "tool": "tool", "task": "other"}
 
+#: spring.ai.kind (Spring AI's observations, whose framework spans carry
+#: gen_ai.operation.name `framework` and gen_ai.system `spring_ai`) -> hop kind: the ChatClient
+#: call runs the tool loop around its model calls (each its own `chat` span).
+SPRING_AI_HOPS = {"chat_client": "agent", "tool_call": "tool", "advisor": "other",
+                  "vector_store": "storage"}
+
 #: Attributes whose value names the hop kind, in priority order: (attribute, table of values
 #: trimmed and lower-cased -> hop kind); a value the table lacks falls through to the next.
 HOP_KIND_LOOKUPS = (("gen_ai.operation.name", GENAI_OPERATION_HOPS),
                     ("openinference.span.kind", OPENINFERENCE_HOPS),
                     ("ai.operationId", VERCEL_AI_HOPS),
+                    ("spring.ai.kind", SPRING_AI_HOPS),
                     ("llm.request.type", LLM_REQUEST_TYPE_HOPS),
                     ("traceloop.span.kind", TRACELOOP_HOPS))
 
-#: Attributes whose presence marks a hop kind (after the lookups above): a GenAI tool name, a
-#: GenAI provider or requested model without an operation (instrumentations written before
-#: gen_ai.operation.name), a messaging system, a database.
-PRESENCE_HOPS = (("gen_ai.tool.name", "tool"), ("gen_ai.provider.name", "model"),
-                 ("gen_ai.system", "model"), ("gen_ai.request.model", "model"),
-                 ("messaging.system", "queue"), ("db.system", "storage"),
+#: GenAI attributes whose presence marks a hop kind when the span names no GenAI operation at
+#: all (instrumentations written before gen_ai.operation.name): a tool name, a provider, a
+#: requested model. A span naming another operation (Spring AI's `framework`) is not a call.
+GENAI_PRESENCE_HOPS = (("gen_ai.tool.name", "tool"), ("gen_ai.provider.name", "model"),
+                       ("gen_ai.system", "model"), ("gen_ai.request.model", "model"))
+
+#: Attributes whose presence marks a hop kind (after the rules above).
+PRESENCE_HOPS = (("messaging.system", "queue"), ("db.system", "storage"),
                  ("db.system.name", "storage"))
 
 VALID_HOP_KINDS = frozenset(HOP_KINDS)

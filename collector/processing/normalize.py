@@ -204,6 +204,10 @@ def _hop_kind(attrs: dict[str, Any], is_root: bool, kind: int) -> str:
             hop = table.get(value.strip().lower())
             if hop is not None:
                 return hop
+    if "gen_ai.operation.name" not in attrs:
+        for key, hop in m.GENAI_PRESENCE_HOPS:
+            if key in attrs:
+                return hop
     for key, hop in m.PRESENCE_HOPS:
         if key in attrs:
             return hop

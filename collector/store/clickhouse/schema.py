@@ -259,8 +259,11 @@ def hop_kind_sql() -> str:
     for key, table in m.HOP_KIND_LOOKUPS:
         value = f"lower(trimBoth({_attr(key)}))"
         arms += [f"{value} in {_literals(table)}", _lookup(value, table)]
+    for key, hop in m.GENAI_PRESENCE_HOPS:
+        arms += [f"not mapContains(t.SpanAttributes, 'gen_ai.operation.name') "
+                 f"and mapContains(t.SpanAttributes, {_string(key)})", _string(hop)]
     for key, hop in m.PRESENCE_HOPS:
-        arms += [f"mapContains(t.SpanAttributes, '{key}')", f"'{hop}'"]
+        arms += [f"mapContains(t.SpanAttributes, {_string(key)})", _string(hop)]
     arms += ["t.ParentSpanId = '' and span_kind = 'server'", "'gateway'", "'other'"]
     return f"multiIf({', '.join(arms)})"
 

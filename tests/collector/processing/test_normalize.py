@@ -275,7 +275,15 @@ def test_openinference_only_span():
     ({"gen_ai.tool.name": "calc"}, {}, "tool", "calc"),
     ({"gen_ai.system": "openai", "gen_ai.request.model": "m"}, {}, "model", "m"),
     ({"gen_ai.provider.name": "anthropic"}, {}, "model", "op"),
-    ({"gen_ai.operation.name": "frobnicate", "gen_ai.request.model": "m"}, {}, "model", "m"),
+    # ... but not on a span naming another operation: Spring AI's framework spans
+    ({"gen_ai.operation.name": "framework", "gen_ai.system": "spring_ai"}, {}, "other", "op"),
+    ({"gen_ai.operation.name": "framework", "gen_ai.system": "spring_ai",
+      "spring.ai.kind": "chat_client"}, {}, "agent", "op"),
+    ({"gen_ai.operation.name": "framework", "gen_ai.system": "spring_ai",
+      "spring.ai.kind": "tool_call", "spring.ai.tool.definition.name": "getItemStock"}, {},
+     "tool", "getItemStock"),
+    ({"gen_ai.operation.name": "framework", "gen_ai.system": "spring_ai",
+      "spring.ai.kind": "advisor"}, {}, "other", "op"),
     # a span named by its HTTP method alone is named by its server's host too: stable and
     # older semconv, the URL's host (no user, no port; IPv6 in brackets); else the method
     ({"http.request.method": "GET", "server.address": "orders.internal"}, {"name": "GET"},

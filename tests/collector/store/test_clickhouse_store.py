@@ -350,7 +350,10 @@ def test_hop_kinds_and_names_of_every_vocabulary_the_normalizer_reads(runner):
         {**_row(1, 13, 1, 77, 78, http__url="http://u:p@tools.local:8080/s?q=1"),
          "SpanName": "HTTP POST"},
         {**_row(1, 14, 1, 78, 79, url__full="https://[::1]:9000/x"), "SpanName": "GET"},
-        {**_row(1, 15, 1, 79, 80, url__full="not a url"), "SpanName": "GET"}])
+        {**_row(1, 15, 1, 79, 80, url__full="not a url"), "SpanName": "GET"},
+        _row(1, 16, 1, 80, 81, gen_ai__operation__name="framework", gen_ai__system="spring_ai",
+             spring__ai__kind="chat_client"),
+        _row(1, 17, 1, 81, 82, gen_ai__operation__name="framework", gen_ai__system="spring_ai")])
     run_pass(runner, "vocab", url.table, Shard(0, 1), CONFIG, _now(200))
     got = _select(runner, "select span_id, hop_kind, hop_name from vocab.hop_spans "
                           "order by span_id")
@@ -359,7 +362,7 @@ def test_hop_kinds_and_names_of_every_vocabulary_the_normalizer_reads(runner):
         ("tool", "search_kb"), ("other", "chat"), ("model", "gpt-4"), ("agent", "chat"),
         ("other", "chat"), ("tool", "calc"), ("model", "claude"), ("model", "m"),
         ("other", "GET orders.internal"), ("other", "HTTP POST tools.local"),
-        ("other", "GET [::1]"), ("other", "GET")]
+        ("other", "GET [::1]"), ("other", "GET"), ("agent", "chat"), ("other", "chat")]
 
 
 def test_a_store_materialized_before_the_lookup_tables_is_backfilled(runner):
