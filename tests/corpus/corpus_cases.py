@@ -44,6 +44,7 @@ _oi_openai = _instrumentor("openinference.instrumentation.openai", "OpenAIInstru
 _oi_anthropic = _instrumentor("openinference.instrumentation.anthropic", "AnthropicInstrumentor")
 _oi_langchain = _instrumentor("openinference.instrumentation.langchain", "LangChainInstrumentor")
 _ll_openai = _instrumentor("opentelemetry.instrumentation.openai", "OpenAIInstrumentor")
+_ll_langchain = _instrumentor("opentelemetry.instrumentation.langchain", "LangchainInstrumentor")
 _httpx = _instrumentor("opentelemetry.instrumentation.httpx", "HTTPXClientInstrumentor")
 _requests = _instrumentor("opentelemetry.instrumentation.requests", "RequestsInstrumentor")
 
@@ -135,6 +136,8 @@ def _nested_graph(url: str) -> None:
 OTEL_OPENAI = ("openai", "opentelemetry-instrumentation-openai-v2")
 OI_OPENAI = ("openai", "openinference-instrumentation-openai")
 LL_OPENAI = ("openai", "opentelemetry-instrumentation-openai")
+LL_LANGCHAIN = ("opentelemetry-instrumentation-langchain", "langchain-core", "langchain-openai",
+                "langgraph", "openai")
 OI_LANGCHAIN = ("openinference-instrumentation-langchain", "langchain-core", "langchain-openai",
                 "langgraph", "openai")
 
@@ -184,6 +187,13 @@ CASES: dict[str, Case] = {
     # LangGraph ReAct agent via OpenInference: model asks for search_kb, then answers.
     "langgraph_react_ok": Case(("tool:search_kb", "ok"), _instrumentors(_oi_langchain),
                                lambda url: _graph(url, search_kb), OI_LANGCHAIN),
+    # LangGraph ReAct agent via OpenLLMetry: model asks for search_kb, then answers.
+    "openllmetry_langgraph_react_ok": Case(("tool:search_kb", "ok"), _instrumentors(_ll_langchain),
+                                           lambda url: _graph(url, search_kb), LL_LANGCHAIN),
+    # LangGraph via OpenLLMetry: the orders lookup's service refuses the connection.
+    "openllmetry_langgraph_tool_connection_refused": Case(
+        ("tool:lookup_order",), _instrumentors(_ll_langchain),
+        lambda url: _graph(url, lookup_order), LL_LANGCHAIN),
     # LangGraph: the model asks for the orders lookup, whose service refuses the connection.
     "langgraph_tool_connection_refused": Case(
         ("tool:lookup_order",), _instrumentors(_oi_langchain),
