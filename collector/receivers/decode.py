@@ -14,6 +14,7 @@ lowerCamelCase and original snake_case field names are accepted.
 from __future__ import annotations
 
 import base64
+import sys
 import zlib
 from typing import Any
 
@@ -26,9 +27,14 @@ from agentsla.collector.processing.normalize import mark_undecodable
 from agentsla.config import IngestConfig
 from agentsla.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType
 
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:  # the same module, backported (PEP 784)
+    from backports import zstd
+
 PROTOBUF_TYPES = ("application/x-protobuf", "application/protobuf")
 JSON_TYPES = ("application/json",)
-ENCODINGS = ("gzip", "deflate", "identity")
+ENCODINGS = ("gzip", "deflate", "zstd", "identity")
 
 # zlib wbits: gzip container, zlib container, raw deflate stream.
 _GZIP_WBITS = 16 + zlib.MAX_WBITS
@@ -78,8 +84,57 @@ def decompress(body: bytes, content_encoding: str | None, max_bytes: int) -> byt
         # RFC 9110 says zlib-wrapped; some clients send a raw deflate stream: accept both.
         wbits = _ZLIB_WBITS if _has_zlib_header(body) else _RAW_WBITS
         return _inflate(body, wbits, max_bytes, "deflate")
+    if encoding == "zstd":  # the Collector's `compression: zstd`, Java's zstd compressor
+        return _unzstd(body, max_bytes)
     raise UnsupportedMediaType(f"unsupported Content-Encoding {content_encoding!r}: "
                                f"accepted are {', '.join(ENCODINGS)}")
+
+
+def _unzstd(body: bytes, max_bytes: int) -> bytes:
+    """Decompress every zstd frame of body in bounded steps, as _inflate does gzip members.
+
+    A frame may ask for a window (memory) up to the next power of two of max_bytes: no body
+    within the limit needs more, and a declared window is allocated whatever the content."""
+    window_log = min(max(max_bytes - 1, 1).bit_length(), 31)
+    options = {zstd.DecompressionParameter.window_log_max: max(window_log, 10)}
+    chunks: list[bytes] = []
+    total = 0
+    data = body
+    while data:
+        stream = zstd.ZstdDecompressor(options=options)
+        try:
+            _check_frame_size(data, max_bytes - total)
+            chunk = stream.decompress(data, max_bytes - total + 1)
+            while True:
+                total += len(chunk)
+                if total > max_bytes:
+                    raise PayloadTooLarge(f"zstd-decompressed body is over the limit of "
+                                          f"{max_bytes} bytes")
+                chunks.append(chunk)
+                if stream.eof or stream.needs_input:
+                    break
+                chunk = stream.decompress(b"", max_bytes - total + 1)
+        except zstd.ZstdError as exc:
+            if "too much memory" in str(exc):  # its window: libzstd's words for it
+                raise PayloadTooLarge(f"a zstd frame of the body asks for a window over the "
+                                      f"{max_bytes}-byte limit (max_body_bytes)") from None
+            raise PermanentError(f"cannot decompress zstd body: {exc}") from None
+        if not stream.eof:
+            raise PermanentError("cannot decompress zstd body: data is truncated")
+        data = stream.unused_data
+    return b"".join(chunks)
+
+
+def _check_frame_size(frame: bytes, room: int) -> None:
+    """Refuse a frame whose header states a content size over the room left, before any
+    decompression (a frame streamed without one is bounded while decompressing)."""
+    try:
+        size = zstd.get_frame_info(frame).decompressed_size
+    except zstd.ZstdError:
+        return  # not a frame header: decompress() says what is wrong with it
+    if size is not None and size > room:
+        raise PayloadTooLarge(f"zstd-decompressed body is over the limit of {room} bytes "
+                              f"(a frame states {size})")
 
 
 def _has_zlib_header(body: bytes) -> bool:

@@ -3,7 +3,7 @@
 `payloads()` draws (body, content_type, content_encoding) triples: structured protobuf and
 OTLP/JSON requests with boundary values (zero, short and duplicate ids, parent cycles and
 self-parents, missing parents, reversed and out-of-range times, NaN and infinities, int64
-limits, out-of-range enums, invalid UTF-8, deep AnyValue nesting), plus gzip/deflate wrapping
+limits, out-of-range enums, invalid UTF-8, deep AnyValue nesting), plus gzip/deflate/zstd wrapping
 and truncation. `mutate(body, rng)` is a cheap byte-level mutator (bit flips, cuts, splices,
 repeats) for volume. `check_in_process` is the oracle shared by the in-process tests.
 """
@@ -19,6 +19,7 @@ from collections import defaultdict
 
 import orjson
 import pyarrow as pa
+from backports import zstd  # compression.zstd from Python 3.14
 from google.protobuf import json_format
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -193,11 +194,13 @@ def payloads(draw) -> tuple[bytes, str, str | None]:
         ctype = "application/x-protobuf"
     if draw(st.integers(0, 4)) == 0:  # a truncated body
         body = body[:draw(st.integers(0, max(0, len(body) - 1)))]
-    encoding = draw(st.sampled_from([None, None, "gzip", "deflate", "identity"]))
+    encoding = draw(st.sampled_from([None, None, "gzip", "deflate", "zstd", "identity"]))
     if encoding == "gzip":
         body = gzip.compress(body)
     elif encoding == "deflate":
         body = zlib.compress(body)
+    elif encoding == "zstd":
+        body = zstd.compress(body)
     if encoding and draw(st.integers(0, 5)) == 0:
         body = body[:len(body) // 2]  # a truncated compressed stream
     return body, ctype, encoding

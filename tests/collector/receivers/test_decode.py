@@ -10,6 +10,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from backports import zstd  # compression.zstd from Python 3.14
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -197,6 +198,8 @@ def _deflate(data: bytes, wbits: int) -> bytes:
     ("gzip", lambda b: gzip.compress(b[:10]) + gzip.compress(b[10:])),  # two gzip members
     ("deflate", lambda b: _deflate(b, zlib.MAX_WBITS)),            # zlib-wrapped (RFC 9110)
     ("deflate", lambda b: _deflate(b, -zlib.MAX_WBITS)),           # raw deflate
+    ("zstd", zstd.compress),                                       # the Collector's zstd
+    ("zstd", lambda b: zstd.compress(b[:10]) + zstd.compress(b[10:])),  # two zstd frames
     ("identity", lambda b: b),                                     # explicit no-op
     (None, lambda b: b),                                           # header absent
 ])
@@ -209,6 +212,8 @@ def test_content_encodings(encoding, compress):
 @pytest.mark.parametrize("body, encoding, error", [
     (b"\x1f\x8b garbage", "gzip", PermanentError),                         # corrupt gzip
     (gzip.compress(b"x" * 1000)[:-12], "gzip", PermanentError),            # truncated gzip
+    (b"\x28\xb5\x2f\xfd garbage", "zstd", PermanentError),                   # corrupt zstd
+    (zstd.compress(bytes(range(256)) * 40)[:-12], "zstd", PermanentError),  # truncated zstd
     (b"abc", "br", UnsupportedMediaType),                                  # unsupported encoding
 ])
 def test_bad_encodings(body, encoding, error):
@@ -238,6 +243,39 @@ def test_gzip_bomb_is_refused_fast():
     with pytest.raises(PayloadTooLarge, match="over the limit"):
         decode_body(bomb, PROTO, "gzip", LIMITS)
     assert time.perf_counter() - started < 5  # stops at max_body_bytes, not at 1 GiB
+
+
+def _zstd_bomb(gib: int = 1) -> bytes:
+    """zstd of `gib` GiB of zeros, fed to the compressor a MiB at a time (one frame)."""
+    compressor = zstd.ZstdCompressor()
+    zeros = bytes(1 << 20)
+    return b"".join(compressor.compress(zeros) for _ in range(1024 * gib)) + \
+        compressor.flush()
+
+
+def test_zstd_bomb_is_refused_at_the_limit():
+    bomb = _zstd_bomb()
+    assert len(bomb) < 2 * 1024**2
+    with pytest.raises(PayloadTooLarge, match="zstd-decompressed body is over the limit"):
+        decode_body(bomb, PROTO, "zstd", LIMITS)
+
+
+def test_a_zstd_frame_asking_for_more_memory_than_the_limit_needs_is_refused():
+    """A streamed frame (no content size) declaring a 16 MiB window, holding 64 KiB: with a
+    1 MiB limit, no window over 1 MiB is allocated for it."""
+    small = dataclasses.replace(LIMITS, max_body_bytes=1 << 20)
+    wide = zstd.ZstdCompressor(options={zstd.CompressionParameter.window_log: 24})
+    body = wide.compress(bytes(1 << 16)) + wide.flush()
+    assert len(zstd.decompress(body)) == 1 << 16
+    with pytest.raises(PayloadTooLarge, match="window over the 1048576-byte limit"):
+        decode_body(body, PROTO, "zstd", small)
+
+
+def test_a_zstd_frame_stating_a_size_over_the_limit_is_refused_unread():
+    small = dataclasses.replace(LIMITS, max_body_bytes=1 << 20)
+    body = zstd.compress(bytes(2 << 20))  # one shot: the frame states its size
+    with pytest.raises(PayloadTooLarge, match="a frame states 2097152"):
+        decode_body(body, PROTO, "zstd", small)
 
 
 def test_compressed_body_over_limit_before_decompression():

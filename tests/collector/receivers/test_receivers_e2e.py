@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
+from backports import zstd  # compression.zstd from Python 3.14
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -159,6 +160,12 @@ STATUS_CASES = [
     ("post", _bomb(64 * 1024**2), {**PROTO, "Content-Encoding": "gzip"}, 413),
     # corrupt gzip
     ("post", b"\x1f\x8bnot gzip at all", {**PROTO, "Content-Encoding": "gzip"}, 400),
+    # zstd, as the Collector's otlphttp exporter sends with `compression: zstd`
+    ("post", zstd.compress(_valid_request()), {**PROTO, "Content-Encoding": "zstd"}, 200),
+    # zstd bomb: 64 MiB of zeros; refused at the limit
+    ("post", zstd.compress(b"\0" * 64 * 1024**2), {**PROTO, "Content-Encoding": "zstd"}, 413),
+    # truncated zstd
+    ("post", zstd.compress(_valid_request())[:-4], {**PROTO, "Content-Encoding": "zstd"}, 400),
 ]
 
 
@@ -178,7 +185,8 @@ def small_server(tmp_path_factory, request):
 
 @pytest.mark.parametrize("method,body,headers,status", STATUS_CASES,
                          ids=["ok", "truncated", "json-wrong-type", "json-garbage", "media-type",
-                              "method", "too-large", "gzip-bomb", "corrupt-gzip"])
+                              "method", "too-large", "gzip-bomb", "corrupt-gzip", "zstd",
+                              "zstd-bomb", "truncated-zstd"])
 def test_http_status_codes(small_server: ServerProcess, method, body, headers, status) -> None:
     response = httpx.request(method, small_server.traces_url, content=body or None,
                              headers=headers, timeout=30)
