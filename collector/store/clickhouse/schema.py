@@ -268,7 +268,7 @@ def hop_kind_sql() -> str:
     return f"multiIf({', '.join(arms)})"
 
 
-def http_hop_name_sql(name: str) -> str:
+def _http_hop_name_sql(name: str) -> str:
     """Return the SQL of normalize._http_hop_name over the hop name `name`: a name that is an
     HTTP method alone gets its server's host (mapping.HTTP_METHOD_NAMES and the keys there)."""
     hosts = [f"nullIf({_attr(key)}, '')" for key in m.HTTP_SERVER_KEYS]
@@ -292,7 +292,7 @@ def _span_columns() -> dict[str, str]:
         "duration_ms": "t.Duration / 1e6", "status_code": f"if({status} = '', 'unset', {status})",
         "status_message": "nullIf(t.StatusMessage, '')",
         "hop_kind": hop_kind_sql(),
-        "hop_name": http_hop_name_sql(
+        "hop_name": _http_hop_name_sql(
             "coalesce(multiIf(hop_kind = 'model', model, hop_kind = 'tool', tool, "
             "hop_kind = 'agent', agent, null), t.SpanName)"),
         "error_type": "CAST(null, 'Nullable(String)')",
