@@ -89,6 +89,8 @@ COLUMN_SOURCES = (
     ("output_tokens", ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens",
                        "llm.token_count.completion"), to_int),
     ("ttft_ms", ("gen_ai.response.time_to_first_chunk",), _seconds_to_ms),
+    # the Vercel AI SDK's doStream spans, in milliseconds (streamText; streamObject)
+    ("ttft_ms", ("ai.response.msToFirstChunk", "ai.stream.msToFirstChunk"), to_float),
 )
 
 

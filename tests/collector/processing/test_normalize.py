@@ -333,6 +333,11 @@ def test_hop_inference(attributes, fields, hop_kind, hop_name):
     ({"gen_ai.system": "openai", "gen_ai.response.model": "m2"}, "model", "m2"),
     ({"llm.invocation_parameters": "{not json"}, "model", None),
     ({"tool.name": "t", "gen_ai.tool.name": "g"}, "tool", "g"),       # GenAI first
+    ({"gen_ai.response.time_to_first_chunk": 0.25}, "ttft_ms", 250.0),  # seconds
+    ({"ai.response.msToFirstChunk": 412.5}, "ttft_ms", 412.5),        # Vercel AI SDK: ms
+    ({"ai.stream.msToFirstChunk": 80}, "ttft_ms", 80.0),
+    ({"ai.toolCall.name": "search_kb"}, "tool", "search_kb"),
+    ({"ai.model.id": "gpt-4o-mini"}, "model", "gpt-4o-mini"),
 ])
 def test_lenient_coercion(attributes, column, expected):
     row = row_of(attributes)
