@@ -201,6 +201,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("task_cache_spans", "tasks", 20_000, parse_int,
             "Spans of recent tasks the writer keeps in memory to re-materialize tasks cheaply "
             "(about 2 KiB each; finished tasks are evicted first)."),
+    Setting("large_task_spans", "tasks", 2_000, parse_int,
+            "A task still in progress with more spans than this is materialized again only "
+            "when it grew by a tenth since, or large_task_refresh passed, or its root came "
+            "(each materialization reads all its spans: a long agent run would otherwise cost "
+            "the writer time growing with its length at every batch; docs/tasks.md)."),
+    Setting("large_task_refresh", "tasks", 5.0, parse_duration,
+            "The longest a large task in progress waits to be materialized again while its "
+            "spans keep coming."),
     Setting("retention", "tasks", 30 * 86400.0, parse_duration,
             "Spans and tasks older than this are deleted (ClickHouse: a TTL on agentsla's "
             "tables, set by the process running shard 0; docs/scale-out.md, Retention)."),
@@ -318,6 +326,8 @@ class TasksConfig:
     root_grace: float = 30.0
     rollup_retention: float = 400 * 86400.0
     rollup_merge_rows: int = 100_000
+    large_task_spans: int = 2_000
+    large_task_refresh: float = 5.0
     evidence_interval: float = 5.0
     late_window: float = 300.0
     longest_span: float = 3600.0

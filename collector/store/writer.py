@@ -3,7 +3,8 @@
 Each batch: resolve every span's task (task.id of its trace, else the trace id), drop spans the
 task already holds (exporter retries), append the new spans as one Arrow table, and
 re-materialize every task the batch changed (one that gained spans or a trace), all in one
-transaction, so that tasks are always consistent with spans, even after a crash.
+transaction, so that tasks are always consistent with spans, even after a crash. A large task
+still in progress is materialized again only as it grows (`_materialize_now`; docs/tasks.md).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ _DUE_SQL = """
     from judged
     where lost or task_id in (select task_id from waited)
 """
+#: How much a large task in progress grows before it is materialized again (a tenth).
+_LARGE_TASK_GROWTH = 1.1
 _LOOKUP_CHUNK = 1000  # ids per IN list: DuckDB probes the index up to index_scan_max_count (2048)
 
 
@@ -72,6 +75,10 @@ class TaskState:
     #: end_ns of the task's task_store row, as last read or written (None: no row, or no end):
     #: a replaced row's evidence minute moves, and memory saves reading the row again.
     stored_end_ns: int | None = None
+    #: spans and time (ns) at the task's last materialization: a large task in progress is
+    #: materialized again only once it grew enough or long enough ago (`_materialize_now`)
+    materialized_spans: int = 0
+    materialized_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -252,16 +259,36 @@ class TaskWriter:
         self._record_traces(task_of_trace)
         # Only tasks the batch changed: a retried request's tasks are already current (what
         # time alone changes, the lost deadline and root grace, is the sweep's).
-        changed = {r["task_id"] for r in new_rows} | {new for _, new in rekeys.values()}
-        # Materialize before the insert: it numbers the new spans' logical calls and attempts.
-        self._upsert_tasks({t: s for t, s in states.items() if t in changed}, now_ns,
-                           unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
+        rooted = {r["task_id"] for r in new_rows if _may_be_root(r)}
+        rooted |= {new for _, new in rekeys.values()}
+        changed = {r["task_id"] for r in new_rows} | rooted
+        # Materialize before the insert: it numbers the new spans' logical calls and attempts
+        # (a large task's spans left for later are numbered then: _update_calls).
+        self._upsert_tasks({t: s for t, s in states.items()
+                            if t in changed and self._materialize_now(s, t in rooted, now_ns)},
+                           now_ns, unsaved={(r["trace_id"], r["span_id"]) for r in new_rows})
         if new_rows:
             spans = _arrow_table(new_rows, SPAN_ARROW_SCHEMA)
             self._insert("span_store", spans)
             self.rollups.add_spans(spans)
         self.cache.evict(keep=states)
         return WriteResult(len(new_rows), len(rows) - len(new_rows), len(changed))
+
+    def _materialize_now(self, state: TaskState, rooted: bool, now_ns: int) -> bool:
+        """Whether a task the batch changed is materialized in this batch.
+
+        Materializing reads every span of the task, so a long agent run materialized at each
+        of its batches costs time growing with its length each time (20,000 spans: 0.3 s of
+        CPU a batch). A task in progress beyond `large_task_spans` waits until it grew by a
+        tenth (total work linear in its spans) or `large_task_refresh` passed; never a task
+        new to the store, finished, or given a span that may be its root.
+        """
+        spans = len(state.spans)
+        if (rooted or state.finished or not state.stored
+                or spans <= self.config.large_task_spans):
+            return True
+        return (spans >= state.materialized_spans * _LARGE_TASK_GROWTH
+                or now_ns - state.materialized_ns >= self.config.large_task_refresh * 1e9)
 
     def _resolve_tasks(self, rows: list[Row]) -> tuple[dict[str, str], dict[str, tuple[str, str]],
                                                        Probed]:
@@ -481,6 +508,7 @@ class TaskWriter:
                 renumbered += _set_calls(state.spans, done.calls, unsaved)
                 state.stored, state.finished = True, bool(done.row["finished"])
                 state.stored_end_ns = done.row["end_ns"]
+                state.materialized_spans, state.materialized_ns = len(state.spans), now_ns
         # One Arrow table of the rows, new ones first: the rollups count it, the stores slice it.
         table = _arrow_table(new + stored, TASK_ARROW_SCHEMA)
         self.rollups.replace_tasks(table, [row["task_id"] for row in stored])
@@ -578,6 +606,13 @@ def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
     if stored is not None and declared and stored == trace_id and declared != trace_id:
         return declared
     return stored or declared or trace_id
+
+
+def _may_be_root(span: Row) -> bool:
+    """Whether a span may be its task's root, which ends the task: one without a parent, or
+    whose parent is remote (a SERVER span of unknown remoteness becomes a root only after
+    root_grace, by the sweep)."""
+    return span["parent_span_id"] is None or span["parent_remote"] is True
 
 
 def _set_calls(spans: dict[tuple[str, str], Row], calls: dict[tuple[str, str], tuple[str, int]],

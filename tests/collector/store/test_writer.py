@@ -192,3 +192,72 @@ def test_retention_deletes_finished_tasks_and_their_spans(con) -> None:
     assert con.execute("select count(*) from spans").fetchone()[0] == 0
     writer.write(agent_task(), now_ns=BASE_NS)  # a re-sent task is stored afresh
     assert set(task_rows(con)) == {"task-1"}
+
+
+def long_run(calls: int, task_id: str | None = "long-run") -> tuple[dict, list[dict]]:
+    """A long agent run: its gateway root (exported last, as it ends last) and, below an agent
+    span, `calls` tool calls one after another; every fifth fails with a timeout and is
+    retried once (the next call of the same tool, after it ended)."""
+    root = make_span(trace_id=TRACE_A, span_id="f" * 15 + "0", hop_kind="gateway", start_ms=0,
+                     end_ms=10 * calls + 100, http_status=200, task_type="research")
+    root["task_id"] = task_id
+    agent = make_span(span_id="f" * 15 + "1", parent=root, hop_kind="agent", start_ms=1,
+                      end_ms=10 * calls + 90)
+    children = [agent]
+    for i in range(calls):
+        failed = i % 5 == 0
+        children.append(make_span(
+            span_id=f"{i + 16:016x}", parent=agent, hop_kind="tool", tool=f"t{i // 2 % 3}"
+            if not failed and i % 5 != 1 else "t-retried", start_ms=10 * i + 2,
+            end_ms=10 * i + 9, status_code="error" if failed else "ok",
+            error_type="timeout" if failed else None))
+    return root, children
+
+
+def stored_answers(con) -> tuple:
+    """What readers see of the stores: tasks, each span's call numbering, hop rollups."""
+    numbering = con.execute("select span_id, call_id, attempt from spans order by span_id")
+    hops = con.execute("select * from hop_minutes order by all")
+    return task_rows(con), numbering.fetchall(), hops.fetchall()
+
+
+@pytest.mark.parametrize("task_id", ["long-run", None], ids=["declared", "trace-id"])
+def test_a_large_task_in_progress_is_materialized_as_it_grows_and_whole_at_its_root(
+        tmp_path: Path, task_id: str | None) -> None:
+    """Past large_task_spans, a task in progress is materialized again only when it grew by a
+    tenth: its row lags by less than that, and once its root arrives (declaring the task, so
+    the trace moves to it, or not) the stores hold what a writer materializing every batch
+    holds (tasks, call numbering, rollups)."""
+    lazy_con, eager_con = open_store(tmp_path / "lazy.duckdb"), open_store(tmp_path / "eager.duckdb")
+    lazy = TaskWriter(lazy_con, tasks_config(large_task_spans=50, large_task_refresh=3600.0))
+    eager = TaskWriter(eager_con, tasks_config(large_task_spans=10**9))
+    root, children = long_run(300, task_id)
+    lagged = 0
+    for first in range(0, len(children), 10):
+        batch = children[first:first + 10]
+        for writer in (lazy, eager):
+            writer.write([dict(row) for row in batch], now_ns=BASE_NS + first * 10**6)
+        sent = first + len(batch)
+        stored = task_rows(lazy_con)[TRACE_A]["span_count"]
+        assert stored * 1.1 > sent or sent <= 50, (stored, sent)
+        lagged += stored < sent
+    assert lagged >= 10  # past 100 spans, a tenth is more than a batch: batches wait
+    for writer in (lazy, eager):
+        writer.write([dict(root)], now_ns=BASE_NS + 10**9)
+    assert task_rows(lazy_con)[task_id or TRACE_A]["span_count"] == 302
+    assert stored_answers(lazy_con) == stored_answers(eager_con)
+    lazy_con.close()
+    eager_con.close()
+
+
+def test_a_large_task_in_progress_is_materialized_again_after_large_task_refresh(con) -> None:
+    writer = TaskWriter(con, tasks_config(large_task_spans=50, large_task_refresh=5.0))
+    _, children = long_run(100)
+    writer.write(children[:60], now_ns=BASE_NS)  # the first batch: materialized
+    counts = []
+    for second, row in enumerate(children[60:64], start=1):  # a span a second: < a tenth
+        writer.write([row], now_ns=BASE_NS + second * 10**9)
+        counts.append(task_rows(con)[TRACE_A]["span_count"])
+    assert counts == [60, 60, 60, 60]
+    writer.write([children[64]], now_ns=BASE_NS + 5 * 10**9)  # 5 s since: materialized
+    assert task_rows(con)[TRACE_A]["span_count"] == 65
