@@ -19,13 +19,13 @@ from collections import defaultdict
 
 import orjson
 import pyarrow as pa
-from backports import zstd  # compression.zstd from Python 3.14
 from google.protobuf import json_format
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 
-from agentsla.collector.receivers.decode import check_span_count, count_spans, decode_body
+from agentsla.collector.receivers.decode import (check_span_count, count_spans, decode_body,
+                                                 zstd)
 from agentsla.collector.processing.normalize import normalize_request
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, SPAN_COLUMN_NAMES, TASK_COLUMN_NAMES
 from agentsla.collector.tasks.materialize import materialize_task

@@ -10,13 +10,12 @@ import zlib
 from pathlib import Path
 
 import pytest
-from backports import zstd  # compression.zstd from Python 3.14
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
-from agentsla.collector.receivers.decode import check_span_count, decode_body
+from agentsla.collector.receivers.decode import check_span_count, decode_body, zstd
 from agentsla.collector.processing.normalize import normalize_request
 from agentsla.config import load_config
 from agentsla.errors import PayloadTooLarge, PermanentError, UnsupportedMediaType

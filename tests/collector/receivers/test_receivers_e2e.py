@@ -11,7 +11,6 @@ from pathlib import Path
 import grpc
 import httpx
 import pytest
-from backports import zstd  # compression.zstd from Python 3.14
 from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http import Compression
@@ -22,6 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from agentsla.collector.receivers.decode import zstd  # compression.zstd, or its backport
 from serverproc import ServerProcess
 
 FIXTURES = Path(__file__).parents[2] / "data" / "otlp"
