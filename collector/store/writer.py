@@ -101,7 +101,8 @@ class Probed:
 
 @dataclass
 class WriteResult:
-    """What one write stored: new spans, dropped duplicates, tasks re-materialized."""
+    """What one write stored: new spans, dropped duplicates, tasks it changed (a large task in
+    progress may wait to be materialized: `_materialize_now`)."""
 
     accepted: int = 0
     duplicates: int = 0
