@@ -134,6 +134,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("enrichment_budget", "server", 30.0, parse_duration,
             "Longest one pass of incident enrichment (snapshots, findings, impact) may run; "
             "a query still running then is interrupted and the rest waits for the next pass."),
+    Setting("findings_threads", "server", 2, parse_int,
+            "Detectors one findings answer runs at once, each on a cursor and snapshot of its "
+            "own (DuckDB; ClickHouse spreads each statement itself): about the cores to give "
+            "one answer; 0 or 1 runs them one after another. See docs/findings.md."),
     Setting("receivers", "server", 0, parse_int,
             "OTLP receiver processes (HTTP and gRPC) decoding and normalizing in front of the "
             "writer (they share the ports; 0: in the writer's process). See docs/reliability.md."),
@@ -285,6 +289,7 @@ class ServerConfig:
     tls_client_ca_file: str
     tls_listeners: tuple[str, ...]
     store: StoreURL = StoreURL("duckdb")
+    findings_threads: int = 2
     receivers: int = 0
     port_wait: float = 20.0
 

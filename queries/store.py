@@ -51,6 +51,11 @@ class ReadStore(Protocol):
     def interrupt(self) -> None:
         """Cancel the question running now (called from another thread, e.g. at shutdown)."""
 
+    def sibling(self) -> "ReadStore | None":
+        """Another store over the same data for a second thread of one answer (its own
+        snapshot; closed and interrupted with this one), or None where a second thread gains
+        nothing or cannot see what this store sees (a shared runner, temporary tables)."""
+
     def close(self) -> None:
         """Release what the store holds (a cursor); the store is not used afterwards."""
 

@@ -163,6 +163,10 @@ class ClickHouseStore:
     def interrupt(self) -> None:
         """Do nothing: neither transport cancels from another thread yet (docs/scale-out.md)."""
 
+    def sibling(self) -> None:
+        """None: the runner is the process's, and ClickHouse spreads one statement over its
+        cores itself."""
+
     def close(self) -> None:
         """Leave the shared runner open: it belongs to the process, not to one request."""
 

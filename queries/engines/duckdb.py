@@ -24,8 +24,11 @@ class DuckDBStore:
 
     dialect = "duckdb"
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, parent: DuckDBStore | None = None
+                 ) -> None:
         self._con = con
+        self._parent = parent
+        self._siblings: set[DuckDBStore] = set()
 
     def rows(self, question: str, params: Mapping[str, Any] | None = None,
              **fragments: str) -> list[dict]:
@@ -66,11 +69,26 @@ class DuckDBStore:
             return "as configured"
 
     def interrupt(self) -> None:
-        """Interrupt the running query, which then raises duckdb.InterruptException."""
+        """Interrupt the running query, and its siblings', which then raise
+        duckdb.InterruptException."""
         self._con.interrupt()
+        for twin in list(self._siblings):
+            twin.interrupt()
+
+    def sibling(self) -> DuckDBStore:
+        """A store over a cursor of its own (DuckDB runs one statement of a cursor at a time,
+        and a small statement keeps few of its threads busy: two cursors answer on two cores);
+        it does not see this cursor's temporary tables."""
+        twin = DuckDBStore(cursor(self._con), parent=self)
+        self._siblings.add(twin)
+        return twin
 
     def close(self) -> None:
-        """Close the cursor (or connection) this store runs on."""
+        """Close the cursor (or connection) this store runs on, and its siblings'."""
+        for twin in list(self._siblings):
+            twin.close()
+        if self._parent is not None:
+            self._parent._siblings.discard(self)
         self._con.close()
 
 

@@ -8,6 +8,10 @@ asks its questions of the read store (queries.store) over the views `spans` and 
 
 from __future__ import annotations
 
+import math
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping
 
 from agentsla.contract import FINDING_TYPES
@@ -33,6 +37,10 @@ DETECTORS = {m.TYPE: m for m in (
 )}
 assert set(DETECTORS) == set(FINDING_TYPES), "every finding type needs a detector"
 
+#: How long each detector's last run took, in seconds: the lanes of `_detect` take the longest
+#: first (an unknown one before all), so the last detector to finish is a short one.
+_LAST_S: dict[str, float] = {}
+
 
 def check_kind(kind: str | None) -> str | None:
     """Return a finding type from the contract (or None for all), or raise PermanentError."""
@@ -45,7 +53,7 @@ def check_kind(kind: str | None) -> str | None:
 
 def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
                   thresholds: Mapping[str, Any], task_id: str | None = None,
-                  trace_id: str | None = None) -> list[dict]:
+                  trace_id: str | None = None, threads: int = 1) -> list[dict]:
     """List the findings whose evidence ended in [start_ns, end_ns) widened to whole minutes
     (`evidence.whole_minutes`: the route says so in its answer), most severe first.
 
@@ -53,34 +61,80 @@ def find_findings(store: ReadStore, start_ns: int, end_ns: int, kind: str | None
     and unknown keys raise ConfigError. `kind` limits the result to one finding type.
     With `task_id` or `trace_id`, answer "what is wrong with this task?" instead: the window
     then only sets how far back the task's time reaches (see `_task_findings`).
+    `threads`: how many detectors may run at once (`_detect`; the setting findings_threads).
     """
     kind = check_kind(kind)
     merged = resolve_thresholds(thresholds)
     if task_id or trace_id:
-        return _task_findings(store, end_ns - start_ns, kind, merged, task_id, trace_id)
-    return _detect(store, *evidence.whole_minutes(int(start_ns), int(end_ns)), kind, merged)
+        return _task_findings(store, end_ns - start_ns, kind, merged, task_id, trace_id,
+                              threads)
+    return _detect(store, *evidence.whole_minutes(int(start_ns), int(end_ns)), kind, merged,
+                   threads=threads)
 
 
 def _detect(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
-            merged: Mapping[str, float], stored: bool = True) -> list[dict]:
-    """Run the detectors over one snapshot; `stored`: may read the minutes' stored evidence."""
-    found: list[dict] = []
+            merged: Mapping[str, float], stored: bool = True, threads: int = 1) -> list[dict]:
+    """Run the detectors over [start_ns, end_ns); `stored`: may read the minutes' stored
+    evidence.
+
+    On up to `threads` lanes at once: the store and its siblings (`ReadStore.sibling`, where
+    the engine has them), each taking the next detector, the longest first by its last run
+    (docs/findings.md, Detectors on several cores). A lane answers in one snapshot, so each
+    finding comes from one; two lanes' snapshots may be a few milliseconds apart.
+    """
+    queue = deque(sorted((m for t, m in DETECTORS.items() if kind is None or kind == t),
+                         key=lambda m: -_LAST_S.get(m.TYPE, math.inf)))
+    twins = _siblings(store, min(threads, len(queue)) - 1)
+    try:
+        with ThreadPoolExecutor(max(len(twins), 1), "agentsla-findings") as pool:
+            lanes = [pool.submit(_lane, twin, queue, start_ns, end_ns, merged, stored)
+                     for twin in twins]
+            by_type = _lane(store, queue, start_ns, end_ns, merged, stored)
+            for other in lanes:
+                by_type.update(other.result())
+    finally:
+        for twin in twins:
+            twin.close()
+    # in the detectors' order before the (stable) sort: ties keep one order whatever the lanes
+    return sorted((f for t in DETECTORS if t in by_type for f in by_type[t]), key=_rank)
+
+
+def _siblings(store: ReadStore, wanted: int) -> list[ReadStore]:
+    """Up to `wanted` siblings of the store (none where its engine has none)."""
+    twins: list[ReadStore] = []
+    while len(twins) < wanted and (twin := store.sibling()) is not None:
+        twins.append(twin)
+    return twins
+
+
+def _lane(store: ReadStore, queue: deque, start_ns: int, end_ns: int,
+          merged: Mapping[str, float], stored: bool) -> dict[str, list[dict]]:
+    """Run detectors from the queue until it is empty, in one snapshot of the store, and
+    return each one's findings; on an error, empty the queue (the other lanes stop after
+    their detector) and raise it."""
+    found: dict[str, list[dict]] = {}
     store.rows("findings/evidence_begin")
     try:
         params = {"start_ns": int(start_ns), "end_ns": int(end_ns), **merged,
                   "evidence_plan": evidence.plan(store, int(start_ns), int(end_ns), stored)}
-        for type_, module in DETECTORS.items():
-            if kind is None or kind == type_:
-                found.extend(module.detect(store, params, merged))
+        while True:
+            try:
+                module = queue.popleft()
+            except IndexError:
+                return found
+            began = time.perf_counter()
+            found[module.TYPE] = module.detect(store, params, merged)
+            _LAST_S[module.TYPE] = time.perf_counter() - began
+    except BaseException:
+        queue.clear()
+        raise
     finally:
         store.rows("findings/evidence_commit")
-    found.sort(key=_rank)
-    return found
 
 
 def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
                    merged: Mapping[str, float], task_id: str | None,
-                   trace_id: str | None) -> list[dict]:
+                   trace_id: str | None, threads: int) -> list[dict]:
     """Find what the task's own spans show, plus the findings of its time that name it.
 
     Judged alone, a task shows what it did (a polling loop, ghost work, a growing context);
@@ -89,12 +143,13 @@ def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
     among their examples are added.
     """
     with task_scope(store, task_id, trace_id) as scope:
-        # the task's own spans only: stored evidence holds every task's
+        # the task's own spans only (stored evidence holds every task's), on the scope's store
+        # alone: on DuckDB the scope is that cursor's temporary tables
         own = _detect(scope.store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
     seen = {_identity(f) for f in own}
     around = evidence.whole_minutes(scope.start_ns - window_ns // 2,
                                     scope.end_ns + window_ns // 2)
-    named = [f for f in _detect(store, *around, kind, merged)
+    named = [f for f in _detect(store, *around, kind, merged, threads=threads)
              if _identity(f) not in seen
              and any(e.get("task_id") in scope.task_ids for e in f["examples"])]
     return sorted(own + named, key=_rank)

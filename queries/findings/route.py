@@ -64,6 +64,7 @@ def findings_answer(store: ReadStore, ask) -> dict:
         start_ns, end_ns = whole_minutes(window.start_ns, window.end_ns)
         window = replace(window, start_ns=start_ns, end_ns=end_ns)
     found = find_findings(store, window.start_ns, window.end_ns, kind, ask.config.findings,
-                          task_id=task_id, trace_id=trace_id)
+                          task_id=task_id, trace_id=trace_id,
+                          threads=ask.config.server.findings_threads)
     return {"window": window.as_json(), "kind": kind, "task_id": task_id,
             "trace_id": trace_id, "findings": found}

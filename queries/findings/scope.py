@@ -75,6 +75,9 @@ class ScopedStore:
         """Interrupt the underlying store's question."""
         self._store.interrupt()
 
+    def sibling(self) -> None:
+        """None: the scope's parameters are this store's (its questions run on one thread)."""
+
     def close(self) -> None:
         """Leave the underlying store open: the scope borrows it."""
 
