@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping
 
 from agentsla.contract import FINDING_TYPES
 from agentsla.errors import PermanentError
@@ -37,9 +38,10 @@ DETECTORS = {m.TYPE: m for m in (
 )}
 assert set(DETECTORS) == set(FINDING_TYPES), "every finding type needs a detector"
 
-#: How long each detector's last run took, in seconds: the lanes of `_detect` take the longest
-#: first (an unknown one before all), so the last detector to finish is a short one.
-_LAST_S: dict[str, float] = {}
+#: How long each detector's last run took, in seconds, over a window (stored evidence) or over
+#: one task's spans alone: the lanes of `_detect` take the longest first (an unknown one before
+#: all), so the last detector to finish is a short one.
+_LAST_S: dict[tuple[str, bool], float] = {}
 
 
 def check_kind(kind: str | None) -> str | None:
@@ -82,19 +84,48 @@ def _detect(store: ReadStore, start_ns: int, end_ns: int, kind: str | None,
     (docs/findings.md, Detectors on several cores). A lane answers in one snapshot, so each
     finding comes from one; two lanes' snapshots may be a few milliseconds apart.
     """
-    queue = deque(sorted((m for t, m in DETECTORS.items() if kind is None or kind == t),
-                         key=lambda m: -_LAST_S.get(m.TYPE, math.inf)))
-    twins = _siblings(store, min(threads, len(queue)) - 1)
+    queue = _queue(kind, stored)
+    with _lanes(store, min(threads, len(queue)) - 1, queue) as (pool, twins):
+        started = _start(pool, twins, queue, start_ns, end_ns, merged, stored)
+        return _ranked(_lane(store, queue, start_ns, end_ns, merged, stored), started)
+
+
+def _queue(kind: str | None, stored: bool) -> deque:
+    """The detectors to run, the longest first by their last run of the same kind (an unknown
+    one first)."""
+    return deque(sorted((m for t, m in DETECTORS.items() if kind is None or kind == t),
+                        key=lambda m: -_LAST_S.get((m.TYPE, stored), math.inf)))
+
+
+@contextmanager
+def _lanes(store: ReadStore, siblings: int, queue: deque
+           ) -> Iterator[tuple[ThreadPoolExecutor, list[ReadStore]]]:
+    """A pool and up to `siblings` siblings of the store (fewer where the engine has fewer);
+    on an error, empty the queue so the lanes stop after their detector; the siblings are
+    closed at the end."""
+    twins = _siblings(store, siblings)
     try:
         with ThreadPoolExecutor(max(len(twins), 1), "agentsla-findings") as pool:
-            lanes = [pool.submit(_lane, twin, queue, start_ns, end_ns, merged, stored)
-                     for twin in twins]
-            by_type = _lane(store, queue, start_ns, end_ns, merged, stored)
-            for other in lanes:
-                by_type.update(other.result())
+            try:
+                yield pool, twins
+            except BaseException:
+                queue.clear()
+                raise
     finally:
         for twin in twins:
             twin.close()
+
+
+def _start(pool: ThreadPoolExecutor, twins: list[ReadStore], queue: deque, start_ns: int,
+           end_ns: int, merged: Mapping[str, float], stored: bool) -> list[Future]:
+    """Start a lane on each sibling."""
+    return [pool.submit(_lane, twin, queue, start_ns, end_ns, merged, stored) for twin in twins]
+
+
+def _ranked(by_type: dict[str, list[dict]], started: list[Future]) -> list[dict]:
+    """The findings of the asking store's lane and of the started ones, most severe first."""
+    for lane in started:
+        by_type.update(lane.result())
     # in the detectors' order before the (stable) sort: ties keep one order whatever the lanes
     return sorted((f for t in DETECTORS if t in by_type for f in by_type[t]), key=_rank)
 
@@ -124,7 +155,7 @@ def _lane(store: ReadStore, queue: deque, start_ns: int, end_ns: int,
                 return found
             began = time.perf_counter()
             found[module.TYPE] = module.detect(store, params, merged)
-            _LAST_S[module.TYPE] = time.perf_counter() - began
+            _LAST_S[module.TYPE, stored] = time.perf_counter() - began
     except BaseException:
         queue.clear()
         raise
@@ -142,14 +173,19 @@ def _task_findings(store: ReadStore, window_ns: int, kind: str | None,
     time, so those of a window as long as the asked one, centred on the task, that list it
     among their examples are added.
     """
-    with task_scope(store, task_id, trace_id) as scope:
-        # the task's own spans only (stored evidence holds every task's), on the scope's store
-        # alone: on DuckDB the scope is that cursor's temporary tables
-        own = _detect(scope.store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
+    queue = _queue(kind, True)  # of the time around the task; this store starts on its own
+    with _lanes(store, min(threads - 1, len(queue)), queue) as (pool, twins):
+        with task_scope(store, task_id, trace_id) as scope:
+            around = evidence.whole_minutes(scope.start_ns - window_ns // 2,
+                                            scope.end_ns + window_ns // 2)
+            # the siblings start on the time around the task while this store judges the
+            # task's own spans alone (stored evidence holds every task's): on DuckDB the scope
+            # is this cursor's temporary tables, which shadow the views until the block ends
+            started = _start(pool, twins, queue, *around, merged, True)
+            own = _detect(scope.store, scope.start_ns, scope.end_ns, kind, merged, stored=False)
+        found = _ranked(_lane(store, queue, *around, merged, True), started)
     seen = {_identity(f) for f in own}
-    around = evidence.whole_minutes(scope.start_ns - window_ns // 2,
-                                    scope.end_ns + window_ns // 2)
-    named = [f for f in _detect(store, *around, kind, merged, threads=threads)
+    named = [f for f in found
              if _identity(f) not in seen
              and any(e.get("task_id") in scope.task_ids for e in f["examples"])]
     return sorted(own + named, key=_rank)

@@ -67,16 +67,41 @@ def test_one_threads_asks_for_no_sibling(every_case, monkeypatch):
     assert find_findings(every_case, *EVERYTHING, None, {}, threads=1)
 
 
-def test_task_findings_on_lanes(load):
+@pytest.fixture
+def ghost_among_others(load):
+    tasks = [ghost_task(0)] + [masked_429(i * 2_000.0) for i in range(1, 8)]
+    return load([r for t in tasks for r in t.rows]), tasks[0].task_id
+
+
+def test_task_findings_on_lanes(ghost_among_others):
     # the task's own spans are the scope's temporary tables, which a sibling cursor cannot see:
     # they stay on the asking store; the findings of the time around it take the lanes
-    tasks = [ghost_task(0)] + [masked_429(i * 2_000.0) for i in range(1, 8)]
-    store = load([r for t in tasks for r in t.rows])
-    task_id = tasks[0].task_id
+    store, task_id = ghost_among_others
     alone = find_findings(store, *EVERYTHING, None, {}, task_id=task_id)
     assert "ghost_work" in {f["type"] for f in alone}
-    assert find_findings(store, *EVERYTHING, None, {}, task_id=task_id, threads=2) == alone
+    for threads in (2, 3):
+        assert find_findings(store, *EVERYTHING, None, {}, task_id=task_id,
+                             threads=threads) == alone
     assert store._siblings == set()
+
+
+def test_a_tasks_own_findings_run_beside_those_of_its_time(ghost_among_others, monkeypatch):
+    # ghost_work over the task alone (the asking store) waits for ghost_work over the time
+    # around it (a sibling): one after the other, the first would time out at the barrier
+    store, task_id = ghost_among_others
+    met = threading.Barrier(2, timeout=10)
+    module = findings.DETECTORS["ghost_work"]
+    ran_on = []
+
+    def waiting(on, params, th, _detect=module.detect):
+        ran_on.append(threading.current_thread().name)
+        met.wait()
+        return _detect(on, params, th)
+
+    monkeypatch.setattr(module, "detect", waiting)
+    found = find_findings(store, *EVERYTHING, "ghost_work", {}, task_id=task_id, threads=2)
+    assert len(set(ran_on)) == 2
+    assert [f["type"] for f in found] == ["ghost_work"]
 
 
 def test_interrupting_a_store_interrupts_its_siblings():
