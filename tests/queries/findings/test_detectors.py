@@ -345,6 +345,15 @@ def second_charge_refused():
     return _payments("server_error")
 
 
+def one_key_two_hops():
+    # the order's key passed along: the card charged once, the ledger written once
+    t = Trace(root_end_ms=1_000)
+    key = f"order-{t.trace_id}"
+    t.child(t.root, "tool", "charge_card", 10, 400, hop_timeout_ms=5_000, idempotency_key=key)
+    t.child(t.root, "storage", "ledger", 450, 500, hop_timeout_ms=5_000, idempotency_key=key)
+    return _rows(t)
+
+
 # -- stream_stall -------------------------------------------------------------------------------
 
 def _streams(slow_ttft: float):
@@ -450,6 +459,7 @@ CASES = [
     (loop_stopped_by_limit, {("runaway_loop", "loop_limit_errors")}),
     (charged_twice, {("duplicate_side_effect", "key_executed_twice")}),
     (second_charge_refused, set()),
+    (one_key_two_hops, set()),
     (slow_first_tokens, {("stream_stall", "slow_first_token")}),
     (brisk_first_tokens, set()),
     (rising_queue, {("saturation", "rising_queue_wait")}),
