@@ -1,6 +1,7 @@
 """TaskWriter: the only code that writes spans and tasks, one transaction per batch.
 
-Each batch: resolve every span's task (task.id of its trace, else the trace id), drop spans the
+Each batch: resolve every span's task (task.id of its trace, else the task of the trace a
+queue consumer's entry links to, else the trace id: docs/tasks.md), drop spans the
 task already holds (exporter retries), append the new spans as one Arrow table, and
 re-materialize every task the batch changed (one that gained spans or a trace), all in one
 transaction, so that tasks are always consistent with spans, even after a crash. A large task
@@ -22,6 +23,7 @@ from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.database import insert_arrow
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
+from agentsla.collector.tasks.links import followed_link
 from agentsla.collector.tasks.materialize import materialize, span_reach
 from agentsla.config import TasksConfig
 
@@ -295,29 +297,45 @@ class TaskWriter:
                                                        Probed]:
         """Map each trace in the batch to its task; list traces whose task id changes.
 
+        A trace that declares no task.id and whose entry follows a link (a queue consumer's
+        own trace: collector/tasks/links.py) claims the linked trace's task; a linked trace
+        not stored yet is mapped to its own id, a provisional task it joins when it arrives.
         Also returns what the database said of the tasks it was asked about, for `_load_tasks`.
         """
         declared: dict[str, str] = {}
+        linked: dict[str, str] = {}
         for row in rows:
-            if row["task_id"] and row["trace_id"] not in declared:
-                declared[row["trace_id"]] = row["task_id"]
+            trace_id = row["trace_id"]
+            if row["task_id"]:
+                declared.setdefault(trace_id, row["task_id"])
+            elif row["parent_span_id"] is None and (target := followed_link(row)):
+                linked.setdefault(trace_id, target)
         traces = {row["trace_id"] for row in rows}
-        known = {t: self._trace_task[t] for t in traces if t in self._trace_task}
-        missing = [t for t in traces if t not in known]
+        linked = {t: target for t, target in linked.items() if t not in declared}
+        wanted = traces | set(linked.values())
+        known = {t: self._trace_task[t] for t in wanted if t in self._trace_task}
+        missing = [t for t in wanted if t not in known]
         # The tasks the batch most likely goes to are asked in the same statement as the traces
         # memory does not hold: a batch of new traces costs one lookup, not two.
         likely = {_task_of(t, known.get(t), declared.get(t)) for t in traces}
         found, probed = self._probe(missing, [t for t in likely if t not in self.cache])
         known.update(found)
         self._trace_task.update(found)  # memory holds stored mappings only
+        claims = _Claims(traces, declared, linked, known)
         mapping: dict[str, str] = {}
         rekeys: dict[str, tuple[str, str]] = {}
         for trace_id in traces:
             before = known.get(trace_id)
-            mapping[trace_id] = task_id = _task_of(trace_id, before, declared.get(trace_id))
+            mapping[trace_id] = task_id = _task_of(trace_id, before, claims.of(trace_id))
             if before is not None and task_id != before:
                 rekeys[trace_id] = (before, task_id)
-        return mapping, rekeys, probed
+        # a linked trace neither stored nor in the batch: stored under its own id, so that it
+        # finds its provisional task when it arrives (and moves it, should it declare another)
+        mapping.update({t: t for t in linked.values() if t not in mapping and t not in known})
+        # a trace stored under a provisional task the batch moves goes where that task goes
+        moves = {old: new for old, new in rekeys.values()}
+        return ({t: _moved_to(task, moves) for t, task in mapping.items()},
+                {t: (old, _moved_to(new, moves)) for t, (old, new) in rekeys.items()}, probed)
 
     def _probe(self, traces: list[str], tasks: list[str]) -> tuple[dict[str, str], Probed]:
         """Return the stored task of each trace among traces, and which of tasks are stored.
@@ -348,38 +366,46 @@ class TaskWriter:
 
     def _apply_rekeys(self, rekeys: dict[str, tuple[str, str]], now_ns: int,
                       probed: Probed) -> None:
-        """Move traces from their provisional (trace id) task to the declared task.
+        """Move provisional tasks (keyed by a trace's id) to the task their trace now claims.
 
         A trace whose children were exported before its root (the usual order: a batch span
-        processor exports spans as they end) is rekeyed once, when the root brings task.id; a
-        batch's rekeys take a few statements together, whatever their number.
+        processor exports spans as they end) is rekeyed once, when the root brings task.id. Its
+        provisional task may hold other traces, consumers that followed a link to it
+        (collector/tasks/links.py): the task moves whole. A batch's rekeys take a few
+        statements together, whatever their number.
         """
         if not rekeys:
             return
-        olds = [old for old, _ in rekeys.values()]  # the traces' own ids: distinct
+        news = {old: new for old, new in rekeys.values()}  # the traces' own ids: distinct
+        olds = list(news)
         old_states = self._load_tasks(olds, now_ns)
         for old in olds:
             self.cache.pop(old)
-        moves = pa.table({
-            "trace_id": pa.array(list(rekeys), pa.string()),
-            "old_task": pa.array(olds, pa.string()),
-            "new_task": pa.array([new for _, new in rekeys.values()], pa.string())})
-        with self._registered("arrow_moves", moves):
-            self._move_spans(rekeys, old_states)
+        # every trace of each provisional task: its own and those its spans came in
+        trace_of = {trace: old for old in olds for trace, _ in old_states[old].spans}
+        trace_of.update((old, old) for old in olds)
+        task_moves = pa.table({"old_task": pa.array(olds, pa.string()),
+                               "new_task": pa.array(list(news.values()), pa.string())})
+        trace_moves = pa.table({
+            "trace_id": pa.array(list(trace_of), pa.string()),
+            "new_task": pa.array([news[old] for old in trace_of.values()], pa.string())})
+        with self._registered("task_moves", task_moves), \
+                self._registered("trace_moves", trace_moves):
+            self._move_spans(old_states)
             self.rollups.remove_tasks(olds)
             mark_changed(self.con, (), _stored_ends(old_states.values()))
             for chunk in _chunks(olds):
                 self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})",
                                  chunk)
-            for chunk in _chunks(list(rekeys)):  # the IN list probes the primary key
-                self.con.execute("update trace_task set task_id = m.new_task from arrow_moves m "
+            for chunk in _chunks(list(trace_of)):  # the IN list probes the primary key
+                self.con.execute("update trace_task set task_id = m.new_task from trace_moves m "
                                  "where trace_task.trace_id = m.trace_id and trace_task.trace_id "
                                  f"in ({_marks(chunk)})", chunk)
         probed.asked.difference_update(olds)  # deleted since the probe
-        targets = self._load_tasks(list(dict.fromkeys(new for _, new in rekeys.values())),
-                                   now_ns, probed)
-        for trace_id, (old, new) in rekeys.items():
-            self._trace_task[trace_id] = new
+        targets = self._load_tasks(list(dict.fromkeys(news.values())), now_ns, probed)
+        for trace_id, old in trace_of.items():
+            self._trace_task[trace_id] = news[old]
+        for old, new in news.items():
             source, target = old_states[old], targets[new]  # the target is in the cache
             target.first_seen_ns = min(target.first_seen_ns, source.first_seen_ns)
             before = len(target.spans)
@@ -388,15 +414,13 @@ class TaskWriter:
                 target.spans.setdefault(key, row)
             self.cache.grew(len(target.spans) - before)
 
-    def _move_spans(self, rekeys: dict[str, tuple[str, str]],
-                    old_states: dict[str, TaskState]) -> None:
-        """Store the rekeyed traces' spans under their new task ids (the registered
-        arrow_moves: each trace, its old and its new task)."""
-        update = ("update span_store set task_id = m.new_task from arrow_moves m "
-                  "where span_store.task_id = m.old_task and span_store.trace_id = m.trace_id")
-        starts = [row["start_ns"] for trace_id, (old, _) in rekeys.items()
-                  for (trace, _), row in old_states[old].spans.items() if trace == trace_id]
-        if starts and None not in starts and all(old_states[o].spans for o, _ in rekeys.values()):
+    def _move_spans(self, old_states: dict[str, TaskState]) -> None:
+        """Store the provisional tasks' spans under their new task ids (the registered
+        task_moves: each old task and its new one)."""
+        update = ("update span_store set task_id = m.new_task from task_moves m "
+                  "where span_store.task_id = m.old_task")
+        starts = [row["start_ns"] for state in old_states.values() for row in state.spans.values()]
+        if starts and None not in starts and all(s.spans for s in old_states.values()):
             # Memory holds every stored span of a task: their start range is a constant filter
             # DuckDB checks against its zone maps, as in _update_calls, not a whole-table scan.
             self.con.execute(update + " and span_store.start_ns between $lo and $hi",
@@ -599,14 +623,48 @@ def _marks(ids: list[str]) -> str:
     return ", ".join("?" * len(ids))
 
 
-def _task_of(trace_id: str, stored: str | None, declared: str | None) -> str:
-    """Return the task a trace belongs to, given its stored task and the task.id it declares."""
-    # A trace first seen without task.id was keyed by its trace id; when task.id arrives (often
-    # on the root, which ends last) the trace moves to the declared task. A trace already keyed
-    # by a declared task.id keeps it: the first declaration wins.
-    if stored is not None and declared and stored == trace_id and declared != trace_id:
-        return declared
-    return stored or declared or trace_id
+@dataclass(frozen=True)
+class _Claims:
+    """The task each trace of a batch claims: the task.id it declares, else the task of the
+    trace its entry links to (as the batch resolves that trace, else as stored, else the linked
+    trace's own id). Chains of links resolve through; a cycle claims nothing."""
+
+    batch: AbstractSet[str]
+    declared: dict[str, str]
+    linked: dict[str, str]
+    known: dict[str, str]
+
+    def of(self, trace_id: str, seen: frozenset[str] = frozenset()) -> str | None:
+        if trace_id in self.declared:
+            return self.declared[trace_id]
+        target = self.linked.get(trace_id)
+        return None if target is None else self._task(target, seen | {trace_id})
+
+    def _task(self, trace_id: str, seen: frozenset[str]) -> str:
+        stored = self.known.get(trace_id)
+        if trace_id in seen or trace_id not in self.batch:
+            return stored or trace_id
+        return _task_of(trace_id, stored, self.of(trace_id, seen))
+
+
+def _moved_to(task_id: str, moves: dict[str, str]) -> str:
+    """Where a task goes when the batch moves provisional tasks (old -> new) along chains."""
+    for _ in range(len(moves)):
+        if task_id not in moves:
+            break
+        task_id = moves[task_id]
+    return task_id
+
+
+def _task_of(trace_id: str, stored: str | None, claimed: str | None) -> str:
+    """Return the task a trace belongs to, given its stored task and the one it claims (the
+    task.id it declares, else its linked trace's task: `_Claims`)."""
+    # A trace first seen without a claim was keyed by its trace id; when task.id arrives (often
+    # on the root, which ends last) the trace moves to the claimed task. A trace already keyed
+    # by a claimed task keeps it: the first claim wins.
+    if stored is not None and claimed and stored == trace_id and claimed != trace_id:
+        return claimed
+    return stored or claimed or trace_id
 
 
 def _may_be_root(span: Row) -> bool:

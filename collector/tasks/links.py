@@ -1,0 +1,44 @@
+"""Which task a queue consumer's trace joins when it started a new trace with a link.
+
+Messaging instrumentations may start the consumer's work in a trace of its own whose entry span
+links to the producer's span instead of naming it as its parent (the OpenTelemetry messaging
+conventions: the link is required, the parent optional). The user's request is then two traces:
+the gateway's, ending in 503, and the worker's, holding the model call that failed. Keyed by
+trace, they are two tasks: SLA counts the request twice and blames the gateway. A trace whose
+entry follows a link joins the linked trace's task instead (docs/tasks.md, Traces of a task);
+both writers apply this one rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import orjson
+
+from .tree import has_parent_id
+
+_NO_TRACE = "0" * 32
+
+
+def followed_link(span: Mapping[str, Any]) -> str | None:
+    """Return the trace whose task this span's trace joins, or None.
+
+    Only a consumer's entry follows a link: a span with no parent, of kind CONSUMER, with
+    exactly one link, to another valid trace. A batch consumer (several links) works for
+    several tasks at once and stays a task of its own; a span with a parent belongs to its
+    parent's trace anyway. A trace that declares `task.id` keeps it: the writers ask this
+    only of traces that declare none.
+    """
+    if span.get("span_kind") != "consumer" or has_parent_id(span):
+        return None
+    links = span.get("links")
+    if isinstance(links, (str, bytes)):
+        if len(links) < 3:  # "[]": the usual case, not worth parsing
+            return None
+        links = orjson.loads(links)
+    if not links or len(links) != 1:
+        return None
+    target = links[0].get("trace_id") or ""
+    if len(target) != 32 or target == _NO_TRACE or target == span.get("trace_id"):
+        return None
+    return target
