@@ -18,8 +18,8 @@ task), so the writer hands every replaced row to `replace_tasks`: the old row is
 sign -1 and the new one with +1, in the same transaction. Spans are immutable except their
 logical call numbers, which `calls_changed` corrects the same way. The writer appends only
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
-at `flush`, one more for the stored rows a batch replaces); readers read each tier (`task_minutes`,
-`task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
+at `flush`, with the replaced rows the writer remembers; one more statement for those it reads
+from task_store); readers read each tier (`task_minutes`, `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
 contribution of the pending rows (the window questions read `<table>_tiers` instead: stored
 hours, stored minutes and pending minutes side by side, unsummed); once `rollup_merge_rows` (a
 setting) are pending, they are summed into the stored ones, one row per minute and key, as
@@ -323,21 +323,30 @@ class RollupWriter:
         self._new: list[pa.Table] = []
         self._appended = 0  # source rows since the last merge (of this process)
 
-    def replace_tasks(self, rows: pa.Table | None, replaced: list[str]) -> None:
-        """Count new task rows (task_store's columns); uncount the stored rows of `replaced`
-        they replace (call it before they are replaced)."""
+    def replace_tasks(self, rows: pa.Table | None, replaced: list[str],
+                      remembered: pa.Table | None = None) -> None:
+        """Count new task rows (task_store's columns); uncount the stored rows they replace:
+        `remembered`, rows as the writer last wrote them (task_store's columns), and the rows
+        of `replaced`, read from task_store (call it before they are replaced).
+
+        Reading them costs a statement a batch (4 ms of a 500-span batch whose tasks all
+        change: bench/ingest.py --children-first); the writer remembers most."""
         if not self.enabled:
             return
         if rows is not None and rows.num_rows:
             self._new.append(_signed(rows.select(("task_id", *TASK_COLUMNS_USED)), "task"))
+        if remembered is not None and remembered.num_rows:
+            self._new.append(_signed(remembered.select(("task_id", *TASK_COLUMNS_USED)), "task",
+                                     sign=-1))
         if replaced:
             self._append_stored(f"select task_id, {_TASK_COLS}, 'task' as source, -1 as sign "
                                 f"from task_store where task_id in ({_ids_literal(replaced)})",
                                 len(replaced))
 
-    def remove_tasks(self, task_ids: list[str]) -> None:
-        """Uncount stored tasks about to be deleted (a trace moving to its declared task)."""
-        self.replace_tasks(None, task_ids)
+    def remove_tasks(self, task_ids: list[str], remembered: pa.Table | None = None) -> None:
+        """Uncount stored tasks about to be deleted (a trace moving to its declared task), as
+        `replace_tasks` uncounts the rows it replaces."""
+        self.replace_tasks(None, task_ids, remembered)
 
     def add_spans(self, spans: pa.Table) -> None:
         """Count newly stored spans."""
@@ -402,11 +411,11 @@ def _pending_rows(rows: pa.Table) -> pa.Table:
                      else pa.nulls(rows.num_rows, f.type) for f in schema], schema=schema)
 
 
-def _signed(rows: pa.Table, source: str) -> pa.Table:
-    """Return new source rows with their source and sign (+1) columns."""
+def _signed(rows: pa.Table, source: str, sign: int = 1) -> pa.Table:
+    """Return source rows with their source and sign columns (+1 counts them, -1 uncounts)."""
     n = rows.num_rows
     return rows.append_column("source", pa.repeat(pa.scalar(source), n)).append_column(
-        "sign", pa.repeat(pa.scalar(1, pa.int64()), n))
+        "sign", pa.repeat(pa.scalar(sign, pa.int64()), n))
 
 
 #: Span columns the contributions read (copying whole rows would copy their JSON too).

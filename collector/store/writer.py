@@ -81,6 +81,9 @@ class TaskState:
     #: materialized again only once it grew enough or long enough ago (`_materialize_now`)
     materialized_spans: int = 0
     materialized_ns: int = 0
+    #: the task_store row as this writer last wrote it (None: not written since read), which
+    #: the rollups uncount from memory when it is replaced or deleted, instead of reading it
+    written: Row | None = None
 
 
 @dataclass(frozen=True)
@@ -392,7 +395,7 @@ class TaskWriter:
         with self._registered("task_moves", task_moves), \
                 self._registered("trace_moves", trace_moves):
             self._move_spans(old_states)
-            self.rollups.remove_tasks(olds)
+            self.rollups.remove_tasks(*_remembered(old_states))
             mark_changed(self.con, (), _stored_ends(old_states.values()))
             for chunk in _chunks(olds):
                 self.con.execute(f"delete from task_store where task_id in ({_marks(chunk)})",
@@ -523,6 +526,7 @@ class TaskWriter:
         renumbered: list[Row] = []
         # a stored row that was finished may end outside its spans (a lost deadline)
         ended: list[int] = []
+        replaced = _remembered({t: s for t, s in states.items() if s.spans})
         for task_id, state in states.items():
             if state.spans:
                 done = materialize(task_id, list(state.spans.values()), self.config, now_ns,
@@ -534,9 +538,10 @@ class TaskWriter:
                 state.stored, state.finished = True, bool(done.row["finished"])
                 state.stored_end_ns = done.row["end_ns"]
                 state.materialized_spans, state.materialized_ns = len(state.spans), now_ns
+                state.written = done.row
         # One Arrow table of the rows, new ones first: the rollups count it, the stores slice it.
         table = _arrow_table(new + stored, TASK_ARROW_SCHEMA)
-        self.rollups.replace_tasks(table, [row["task_id"] for row in stored])
+        self.rollups.replace_tasks(table, *replaced)
         mark_changed(self.con, ((states[r["task_id"]].spans.values(), r) for r in new + stored),
                      ended)
         # A primary-key upsert costs several times a plain insert: only stored tasks need it.
@@ -591,6 +596,14 @@ class TaskWriter:
         """Start afresh: after a rollback or an unexpected error, memory may differ from disk."""
         self.cache = TaskCache(self.config.task_cache_spans)
         self._trace_task.clear()
+
+
+def _remembered(states: dict[str, TaskState]) -> tuple[list[str], pa.Table | None]:
+    """Split the stored tasks among `states` into those whose row memory holds (as an Arrow
+    table of task_store's columns, None if none) and the ids of the others, to be read."""
+    unread = [t for t, s in states.items() if s.stored and s.written is None]
+    rows = [s.written for s in states.values() if s.stored and s.written is not None]
+    return unread, _arrow_table(rows, TASK_ARROW_SCHEMA) if rows else None
 
 
 def _stored_ends(states: Iterable[TaskState]) -> list[int]:
