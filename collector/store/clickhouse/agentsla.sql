@@ -79,6 +79,18 @@ create table if not exists $database.agentsla_shard_rule (
 ) ENGINE = ReplacingMergeTree(version)
 ORDER BY tuple();
 
+-- Tasks keyed by the id of a trace not seen yet, joined by a queue consumer's trace whose entry
+-- follows a link to it (collector/tasks/links.py): the consumer came first. When that trace
+-- arrives declaring another task, the whole task moves; this table is how a pass knows such a
+-- task exists without looking up every trace it resolves (materializer._provisional). One row
+-- per consumer entry's start and task, written before the task's rows; rare, and a pass reads
+-- those started since its oldest span (the linked trace's root started before the entry).
+create table if not exists $database.agentsla_provisional_tasks (
+    start_ns Int64,
+    task_id String CODEC(ZSTD(1))
+) ENGINE = ReplacingMergeTree
+ORDER BY (start_ns, task_id);
+
 -- Per shard ("K/N"): its tasks in progress after its last pass, with their traces (each pass
 -- judges them all again, so the next pass reads this one row instead of every stored task;
 -- no row yet: a scan of agentsla_tasks). Written after the task rows, before the watermark.

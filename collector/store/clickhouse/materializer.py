@@ -21,7 +21,7 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -31,6 +31,7 @@ from agentsla.collector.processing.normalize import _error_type  # the one set o
 from agentsla.collector.store.clickhouse import rollups, schema
 from agentsla.collector.store.clickhouse.ids import id_chunks
 from agentsla.collector.store.evidence import changed_minutes
+from agentsla.collector.tasks.links import followed_link
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -77,13 +78,15 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     mark = watermark(runner, database, shard) or _first_end(runner, database, table, now_ns)
     until = min(now_ns, mark + round(config.materialize_max_window * NS))
     since = max(0, mark - round(config.late_window * NS))
-    task_traces, moved, starts = _task_traces(
+    task_traces, dropped, starts, keys = _task_traces(
         runner, database, table, shard, since, until,
         None if _replaying(runner, database, shard, mark) else mark,
         max(0, since - round(config.longest_span * NS)))
     traces = {t for ts in task_traces.values() for t in ts}
-    # the spans of traces another shard's task took leave this shard's hop rollups
-    spans = _spans(runner, database, table, sorted(traces | set(moved)), starts)
+    # the spans of the tasks this shard drops that another shard's task took leave this
+    # shard's hop rollups
+    leaving = {t for ts in dropped.values() for t in ts}
+    spans = _spans(runner, database, table, sorted(traces | leaving), starts)
     ours = pc.is_in(spans["trace_id"], value_set=pa.array(sorted(traces), pa.string()))
     left, spans = spans.filter(pc.invert(ours)), spans.filter(ours)
     rows = spans.to_pylist()
@@ -97,7 +100,7 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     judged = _judged(spans, rows, calls, now_ns)
     # the rollups' minutes: journaled, and every task written at its minute, before any row
     # moves
-    replaced = rollups.stored_task_minutes(runner, database, [*by_task, *moved])
+    replaced = rollups.stored_task_minutes(runner, database, [*by_task, *dropped])
     touched = rollups.journal(runner, database, str(shard), mark, {
         rollups.TASK: replaced | {rollups.task_minute(t) for t in tasks},
         rollups.SPAN: _minutes(judged["end_ns"]) | _minutes(left["end_ns"])})
@@ -106,17 +109,20 @@ def run_pass(runner: Any, database: str, table: str, shard: Shard, config: Tasks
     # worker round between the two may have stored them from the old rows)
     dirty = changed_minutes(zip(by_task.values(), tasks), replaced)
     _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
-    rollups.index_tasks(runner, database, str(shard), tasks, moved, touched[rollups.TASK],
+    rollups.index_tasks(runner, database, str(shard), tasks, dropped, touched[rollups.TASK],
                         now_ns)
-    # a trace first keyed by its own id joined its declared task: drop the old rows. Span
+    # a provisional task's key before any row of it: a pass finding its trace moving away
+    # finds the task (a replay writes the same rows)
+    runner.insert(f"{database}.agentsla_provisional_tasks", keys)
+    # a task keyed by a trace id whose traces joined another task: drop the old rows. Span
     # facts go last: they tell a replay which traces moved (before them, it moves them again)
-    tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in moved]
+    tombstones = [{"task_id": t, "is_deleted": 1, "version": now_ns} for t in sorted(dropped)]
     runner.insert(f"{database}.agentsla_tasks", tasks + tombstones)
     runner.insert(f"{database}.agentsla_task_traces",
                   [{"task_id": task, "trace_id": trace, "version": now_ns}
                    for task in by_task for trace in sorted(task_traces[task])]
-                  + [{"task_id": t, "trace_id": t, "version": now_ns, "is_deleted": 1}
-                     for t in moved])
+                  + [{"task_id": task, "trace_id": trace, "version": now_ns, "is_deleted": 1}
+                     for task in sorted(dropped) for trace in sorted(dropped[task])])
     runner.insert_arrow(f"{database}.agentsla_hop_spans", judged.select(_HOP_COLUMNS))
     runner.insert_arrow(f"{database}.agentsla_finding_spans", judged.select(_FINDING_COLUMNS))
     _mark_dirty(runner, database, f"{shard}/{now_ns}", dirty)
@@ -172,53 +178,132 @@ def _replaying(runner: Any, database: str, shard: Shard, mark: int) -> bool:
 
 def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: int,
                  until: int, mark: int | None, oldest: int
-                 ) -> tuple[dict[str, set[str]], list[str], dict[str, tuple[int, int]] | None]:
-    """Return task -> trace ids to (re)materialize, the trace-id tasks to drop, and the
-    first and last span starts of the window's traces (`_trace_starts`, for `_spans`).
+                 ) -> tuple[dict[str, set[str]], dict[str, set[str]],
+                            dict[str, tuple[int, int]] | None, list[dict[str, Any]]]:
+    """Return task -> trace ids to (re)materialize, the trace-keyed tasks to drop (-> their
+    stored traces, to delete), the first and last span starts of the window's traces
+    (`_trace_starts`, for `_spans`) and the provisional tasks' keys to record.
 
     A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
     only once resolved, so every trace with a new span in range (`_recent`; with `mark` None,
-    a replay, every span in range counts as new) is resolved here (the stored mapping first)
-    and the shard keeps its own tasks, with the traces stored earlier under them and its
-    unfinished tasks' traces.
+    a replay, every span in range counts as new) is resolved here (the stored mapping first,
+    `_resolve`) and the shard keeps its own tasks, with the traces stored earlier under them and
+    its unfinished tasks' traces. A task keyed by a trace id moves whole when its trace
+    resolves to another task (`_moving`): its traces go there, and its shard drops it.
     """
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until,
               "mark": since if mark is None else mark, "oldest": oldest}
     recent = _recent(runner, database, params)
     unfinished = _unfinished(runner, database, shard)
+    provisional = _provisional(runner, database, oldest)
     # this shard's trace-keyed tasks in progress: another shard's task may have taken them
-    keyed = {r["trace_id"] for r in unfinished if r["task_id"] == r["trace_id"]} - set(recent)
+    keyed = {r["task_id"] for r in unfinished
+             if r["task_id"] == r["trace_id"] or r["task_id"] in provisional} - set(recent)
     starts = _trace_starts(runner, database, table, sorted(recent))
+    linked = {r.linked for r in recent.values() if r.linked} - set(recent)
     stored = _stored_tasks(runner, database, sorted(
-        {*_maybe_judged(recent, starts, since), *keyed}))
-    task_of = {trace: _resolve(trace, declared, stored.get(trace))
-               for trace, (declared, _) in recent.items()}
+        {*_maybe_judged(recent, starts, since), *keyed, *linked, *(provisional & set(recent))}))
+    task_of = {trace: _resolve(trace, recent, stored) for trace in recent}
     task_of.update({t: stored[t] for t in keyed if stored.get(t, t) != t})
     owned = _owned(runner, shard, {*task_of, *task_of.values()})
     tasks: dict[str, set[str]] = defaultdict(set)
     for trace, task in task_of.items():
         if task in owned:
             tasks[task].add(trace)
-    # our trace-keyed tasks to drop: one whose trace moved to a task of ours (written by this
-    # pass), or one another shard's task took, once its span facts say so (written last,
-    # after its hop_spans: our re-aggregation then no longer finds the spans in our share)
-    moved = [t for t, task in task_of.items()
-             if t in owned and stored.get(t) == t != task and task in owned]
-    taken = {t for t, task in task_of.items()
-             if t in owned and task not in owned and stored.get(t) == task != t}
-    known = [row for chunk in id_chunks(sorted({*tasks, *taken})) for row in runner.arrow(
+    moving = _moving(task_of, stored, provisional)
+    # our trace-keyed tasks to drop: one moving to a task of ours (written by this pass), or
+    # one another shard's task took, once its span facts say so (written last, after its
+    # hop_spans: our re-aggregation then no longer finds the spans in our share)
+    dropped: dict[str, set[str]] = {t: set() for t in moving
+                                    if t in owned and task_of[t] in owned}
+    taken = _taken(task_of, stored, owned)
+    joining = {t for t in moving if task_of[t] in owned}
+    for row in [*unfinished, *_stored_traces(runner, database, {*tasks, *taken, *joining})]:
+        task, trace = row["task_id"], row["trace_id"]
+        if task in taken:  # still there: drop it
+            dropped.setdefault(task, set()).add(trace)
+            continue
+        if task in moving:  # its traces go where its trace goes
+            if task in dropped:
+                dropped[task].add(trace)
+            task = task_of[task]
+            if task not in owned:  # another shard's: it takes them, we leave them alone
+                continue
+        if trace not in task_of:
+            tasks[task].add(trace)
+    return tasks, dropped, starts, _provisional_keys(task_of, recent, stored, owned)
+
+
+def _resolve(trace: str, recent: dict[str, _Recent], stored: dict[str, str]) -> str:
+    """Return the task of a trace of the pass: the first task it was stored under wins (the
+    task.id it declared, or the task of the trace it followed a link to; a task keyed by a
+    trace of the pass goes where that trace goes), else the task.id it declares now, else
+    the task of the trace its entry follows a link to (collector/tasks/links.py): that
+    trace's, resolved alike if it is in the pass, else the one stored, else its id (a
+    provisional task it joins when it arrives); else its own id (a trace keyed by its id moves
+    once). A cycle of links falls back to the trace's own id."""
+    path, at = [], trace
+    while at not in path:
+        path.append(at)
+        kept, now = stored.get(at), recent.get(at)
+        if kept and kept != at:
+            if kept not in recent:
+                return kept
+            at = kept
+        elif now is None or not (now.declared or now.linked):  # outside the pass, or no claim
+            return at
+        elif now.declared:
+            return now.declared
+        else:
+            at = now.linked
+    return trace
+
+
+def _moving(task_of: dict[str, str], stored: dict[str, str], provisional: set[str]) -> set[str]:
+    """Return the tasks keyed by a trace id whose trace resolves to another task in this pass:
+    the trace was stored under its own id (other traces may have joined it by a link since),
+    or is new and keys a provisional task (consumers' traces came first)."""
+    return {t for t, task in task_of.items() if task != t and (
+        stored.get(t) == t or (t not in stored and t in provisional))}
+
+
+def _taken(task_of: dict[str, str], stored: dict[str, str], owned: set[str]) -> set[str]:
+    """Return our tasks keyed by a trace id that another shard's pass already moved whole, as
+    the trace's span facts say (written with its other traces'): to the task the trace
+    resolves to, not ours, or to a provisional task that moves on now. A trace stored and
+    resolved to a task of ours left nothing: the pass that moved it dropped its task."""
+    return {t for t, task in task_of.items() if t in owned and task != t
+            and stored.get(t) not in (None, t) and (task not in owned or stored[t] != task)}
+
+
+def _provisional_keys(task_of: dict[str, str], recent: dict[str, _Recent],
+                      stored: dict[str, str], owned: set[str]) -> list[dict[str, Any]]:
+    """Return the rows of `agentsla_provisional_tasks` for our tasks keyed by a trace neither
+    in the pass nor stored, that a trace of the pass joined by its link: one per such trace,
+    at its entry's start."""
+    return [{"start_ns": recent[t].entry_ns, "task_id": task} for t, task in task_of.items()
+            if task in owned and t in recent and recent[t].linked == task
+            and task not in stored and task not in recent]
+
+
+def _stored_traces(runner: Any, database: str, tasks: set[str]) -> list[dict[str, str]]:
+    """Return the (task_id, trace_id) stored for these tasks (`agentsla_task_traces`)."""
+    return [row for chunk in id_chunks(sorted(tasks)) for row in runner.arrow(
         f"select task_id, trace_id from {database}.agentsla_task_traces final where task_id "
         f"in {{tasks:Array(String)}}", {"tasks": chunk}).to_pylist()]
-    for row in [*unfinished, *known]:  # traces stored earlier under a task this pass touches
-        if row["task_id"] in taken:
-            if row["trace_id"] == row["task_id"]:  # still there: drop it
-                moved.append(row["trace_id"])
-        elif row["trace_id"] not in task_of:
-            tasks[row["task_id"]].add(row["trace_id"])
-    return tasks, sorted(set(moved)), starts
 
 
-def _maybe_judged(recent: dict[str, tuple[str, bool]],
+def _provisional(runner: Any, database: str, oldest: int) -> set[str]:
+    """Return the keys of provisional tasks a trace of this pass may arrive for: those whose
+    consumer's entry started since the pass's oldest span. A pass finds a trace new only by a
+    span started since then, and the linked trace's root started before the entry it caused
+    (a trace seen before, stored under its own id, needs no key: `_moving`)."""
+    return {r["task_id"] for r in runner.arrow(
+        f"select distinct task_id from {database}.agentsla_provisional_tasks "
+        "where start_ns >= {oldest:Int64}", {"oldest": oldest}).to_pylist()}
+
+
+def _maybe_judged(recent: dict[str, _Recent],
                   starts: dict[str, tuple[int, int]] | None, since: int) -> list[str]:
     """Return the window's traces that a pass may have judged before, whose stored task the
     span facts tell: all but those with no `hop_spans` row in the window (`_recent`'s `seen`)
@@ -226,8 +311,8 @@ def _maybe_judged(recent: dict[str, tuple[str, bool]],
     writes a `hop_spans` row for every span of its traces, and each of its spans ends in the
     window. Most traces of a pass are new, and each facts lookup reads a granule (0.58 s of
     CPU a 5 s pass at 100M spans, docs/scale-out.md)."""
-    return [t for t, (_, seen) in recent.items()
-            if seen or starts is None or t not in starts or starts[t][0] * NS < since]
+    return [t for t, r in recent.items()
+            if r.seen or starts is None or t not in starts or starts[t][0] * NS < since]
 
 
 def _unfinished(runner: Any, database: str, shard: Shard) -> list[dict[str, str]]:
@@ -244,23 +329,17 @@ def _unfinished(runner: Any, database: str, shard: Shard) -> list[dict[str, str]
         f"{rollups.owns('task_id')})", {"k": shard.index, "n": shard.count}).to_pylist()
 
 
-def _resolve(trace: str, declared: str, stored: str | None) -> str:
-    """Return the task of a trace: the first task.id it declared wins (the stored one), else
-    the one it declares now, else its own id (a trace keyed by its id moves once)."""
-    return stored if stored and stored != trace else (declared or trace)
-
-
 def _stored_tasks(runner: Any, database: str, traces: list[str]) -> dict[str, str]:
-    """Return trace -> the task its span facts hold it under (a declared task over its own id).
+    """Return trace -> the task its span facts hold it under (another task over its own id).
 
-    Read without FINAL: a trace's task moves only from its own id to a declared one, once
-    (`_resolve`), so any version naming a declared task names the current one, and the
-    argMax over every version equals the one over the newest. FINAL made this lookup of
-    random ids 3-8x dearer (0.52-0.56 against 0.06-0.17 s of CPU for 728 traces at 10M
-    spans; docs/scale-out.md, Measured).
+    Read without FINAL: a trace's task moves from its own id to another task once, or with a
+    provisional task (keyed by the trace it followed a link to) to where that goes, each move
+    at a later pass's version, so the newest version naming another task than its own id names
+    the current one. FINAL made this lookup of random ids 3-8x dearer (0.52-0.56 against
+    0.06-0.17 s of CPU for 728 traces at 10M spans; docs/scale-out.md, Measured).
     """
     return {r["trace_id"]: r["task_id"] for chunk in id_chunks(traces) for r in runner.arrow(
-        f"select trace_id, argMax(task_id, task_id != trace_id) as task_id from "
+        f"select trace_id, argMax(task_id, (task_id != trace_id, version)) as task_id from "
         f"{database}.agentsla_span_facts where trace_id in {{traces:Array(String)}} "
         f"group by trace_id", {"traces": chunk}).to_pylist()}
 
@@ -275,12 +354,30 @@ def _owned(runner: Any, shard: Shard, task_ids: set[str]) -> set[str]:
                                   "n": shard.count}).to_pylist()}
 
 
-def _recent(runner: Any, database: str, params: dict) -> dict[str, tuple[str, bool]]:
-    """Return trace -> (its first declared task.id ('' if none) among its spans ending in
-    range, whether any shard wrote a `hop_spans` row of it in range), for every trace (every
-    shard's) with a new span there: one ending at or after the watermark {mark}, or a late one
-    ending before it that this shard has not judged (no `hop_spans` row under a task of its
-    own). Over agentsla_traces: string attributes whichever the table's variant.
+#: The columns of `agentsla_typed_spans` that `followed_link` reads, and the start.
+_ENTRY_COLUMNS = ("start_ns", "span_id", "trace_id", "span_kind", "parent_span_id", "links")
+#: A trace's CONSUMER spans with links (a superset of the entries that follow one), as tuples
+#: of those columns: SQL over agentsla_traces aliased t, aggregated by trace.
+_ENTRIES_SQL = (
+    f"groupArrayIf(tuple({', '.join(map(schema.span_column_sql, _ENTRY_COLUMNS))}), "
+    f"notEmpty(t.`Links.TraceId`) and {schema.span_column_sql('span_kind')} = 'consumer')")
+
+
+class _Recent(NamedTuple):
+    """A trace with a new span in the pass's range (`_recent`)."""
+
+    declared: str  # its first task.id among its spans in range ('' if none)
+    seen: bool  # whether any shard wrote a `hop_spans` row of it in range
+    linked: str | None  # the trace its entry follows a link to, if it declares no task.id
+    entry_ns: int | None  # that entry's start
+
+
+def _recent(runner: Any, database: str, params: dict) -> dict[str, _Recent]:
+    """Return the traces (every shard's) with a new span in range: one ending at or after the
+    watermark {mark}, or a late one ending before it that this shard has not judged (no
+    `hop_spans` row under a task of its own). Over agentsla_traces: string attributes
+    whichever the table's variant. Its consumer spans with links, read in the same scan,
+    are the candidates of `_followed`.
 
     Without the second condition a pass would judge again every task with a span in its late
     window: at a 5 s interval and a 5 min late window, each task some 60 times. The spans
@@ -288,12 +385,13 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, tuple[str, bo
     table is sorted by start (within service and span name), and a range on the end alone
     would read every span stored (100M spans: half of them at mid-day, 1 s of CPU a pass).
     """
-    end = "toUnixTimestamp64Nano(Timestamp) + Duration"
+    end = "toUnixTimestamp64Nano(t.Timestamp) + t.Duration"
     rows = runner.arrow(
         f"select TraceId as trace_id, argMinIf(SpanAttributes['task.id'], {end}, "
         f"SpanAttributes['task.id'] != '') as declared, max(TraceId in (select trace_id from "
         f"{database}.agentsla_hop_spans where end_ns >= {{since:Int64}} and end_ns < "
-        f"{{until:Int64}})) as seen from {database}.agentsla_traces"
+        f"{{until:Int64}})) as seen, {_ENTRIES_SQL} as entries from "
+        f"{database}.agentsla_traces as t"
         f" where {end} >= {{since:Int64}} and {end} < {{until:Int64}}"
         f" and Timestamp >= fromUnixTimestamp64Nano({{oldest:Int64}})"
         f" and Timestamp < fromUnixTimestamp64Nano({{until:Int64}}) group by TraceId"
@@ -302,7 +400,21 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, tuple[str, bo
         f" where end_ns >= {{since:Int64}} and end_ns < {{mark:Int64}} and "
         f"{rollups.owns('task_id')})) > 0",
         params).to_pylist()
-    return {r["trace_id"]: (r["declared"], bool(r["seen"])) for r in rows}
+    return {r["trace_id"]: _Recent(r["declared"], bool(r["seen"]), *_followed(
+        r["declared"], [dict(zip(_ENTRY_COLUMNS, e.values())) for e in r["entries"]]))
+        for r in rows}
+
+
+def _followed(declared: str, entries: list[dict[str, Any]]) -> tuple[str | None, int | None]:
+    """Return the trace a trace's entry follows a link to and the entry's start (None, None if
+    none or if the trace declares a task.id): the first candidate by start that the rule of
+    collector/tasks/links.py takes."""
+    if declared:
+        return None, None
+    for span in sorted(entries, key=lambda s: (s["start_ns"], s["span_id"])):
+        if target := followed_link(span):
+            return target, span["start_ns"]
+    return None, None
 
 
 def _spans(runner: Any, database: str, table: str, trace_ids: list[str],

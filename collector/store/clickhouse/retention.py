@@ -8,7 +8,8 @@ written before expire as merges reach them (docs/scale-out.md, Retention).
 
 Each row expires by the time it is about, so the rows that delete one another (a newer
 version, an `is_deleted` row) expire with the rows they replace, never before them:
-- per span, per minute and per mark: their span end, minute or minute range;
+- per span, per minute and per mark: their span end, minute or minute range; a provisional
+  task's key: the start of the consumer's entry that made it;
 - a task row: the minute it counts in (its end once finished, else its start); a task row
   deleting a trace's own task (written with the task id and version alone): its version, the
   pass's time, later than anything about the row it deletes;
@@ -66,6 +67,7 @@ def expiries(url: StoreURL) -> list[Expiry]:
         Expiry("agentsla_finding_spans", RAW, _at("end_ns"), drop_parts=True),
         Expiry("agentsla_finding_evidence", RAW, _at("minute_ns")),
         Expiry("agentsla_evidence_dirty", RAW, _at("hi_ns")),
+        Expiry("agentsla_provisional_tasks", RAW, _at("start_ns")),
     ]
     for rollup in rollups.ROLLUPS:  # an hour is kept while any of its minutes is
         minutes, hours = rollup.tiers()

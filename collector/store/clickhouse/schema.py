@@ -313,6 +313,12 @@ def _span_columns() -> dict[str, str]:
     return {**typed_column_sql(), **columns}  # task_id is the trace's until materialized
 
 
+def span_column_sql(name: str) -> str:
+    """Return the SQL of one column of `agentsla_typed_spans` over `agentsla_traces` aliased
+    t (the materializer reads a few of them in its own scan of the window)."""
+    return _span_columns()[name]
+
+
 #: What materialization decides per span (agentsla_span_facts), over the typed spans' defaults.
 _FACT_SQL = {"task_id": "coalesce(f.task_id, s.task_id)", "error_type": "f.error_type",
              "is_error": "coalesce(f.is_error, s.is_error)", "call_id": "f.call_id",

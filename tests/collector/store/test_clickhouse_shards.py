@@ -1,6 +1,7 @@
 """Materializer shards own tasks, not traces: one task whose traces hash to different shards is
 judged whole by the shard of its task id, counted once in the rollups, also when one of its
-traces first arrived without declaring it; replayed passes change nothing."""
+traces first arrived without declaring it, or is a queue consumer's own trace linked to its
+producer's (whatever the order they arrive in); replayed passes change nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from agentsla.collector.store.clickhouse import rollups
 from agentsla.collector.store.clickhouse.materializer import Shard, run_pass
 from agentsla.errors import PermanentError
 from agentsla.queries.engines.clickhouse import ChdbRunner
-from test_clickhouse_store import CONFIG, _now, _row, _store
+from test_clickhouse_store import CONFIG, _now, _row, _store, _tasks
 
 LATE = replace(CONFIG, late_window=120.0)  # later passes re-read the first ones' spans
 SHARDS = [Shard(0, 2), Shard(1, 2)]
@@ -174,3 +175,181 @@ def test_workers_refuse_rollups_cut_by_an_earlier_versions_trace_rule(runner):
     rollups.reshard(runner, "upgraded", 2)
     rollups.check_shards(runner, "upgraded", Shard(0, 2))
     assert _state(runner, "upgraded") == STORY
+
+
+# A request through a queue: the gateway's trace C (shard 0 of 2, as `story` hashes to 1:
+# test_the_ids_of_the_story_hash_to_both_shards) publishes it; a worker
+# consumes it in a trace of its own, B (shard 1), whose entry links to the publishing span (the
+# OpenTelemetry messaging conventions: the link required, the parent optional). The worker's
+# three model calls fail with 429, so the gateway answers 503. One request, one task.
+
+def _messaging(row: dict, kind: str, links: tuple[tuple[int, int], ...] = ()) -> dict:
+    """The row as a PRODUCER or CONSUMER span, its links as the clickhouseexporter writes
+    them (trace id, span id)."""
+    return {**row, "SpanKind": f"SPAN_KIND_{kind}",
+            "Links.TraceId": [f"{t:032x}" for t, _ in links],
+            "Links.SpanId": [f"{s:016x}" for _, s in links],
+            "Links.TraceState": ["" for _ in links],
+            "Links.Attributes": [{"messaging.operation.type": "receive"} for _ in links]}
+
+
+def _gateway(end_ms: int = 3_000, **attrs) -> list[dict]:
+    """Trace C's root (0-3 s unless said), failed with 503 once the work failed."""
+    return [_failed(_row(13, 1, None, 0, end_ms, http__response__status_code="503", **attrs))]
+
+
+def _publish() -> list[dict]:
+    """Trace C's producer span (0.1-0.15 s), the request put on the queue."""
+    return [_messaging({**_row(13, 2, 1, 100, 150), "SpanName": "ask publish"}, "PRODUCER")]
+
+
+def _consume(links: tuple[tuple[int, int], ...] = ((13, 2),)) -> list[dict]:
+    """Trace B's entry (0.2-2.5 s): a parentless CONSUMER span linking to the producer span."""
+    return [_messaging({**_row(12, 11, None, 200, 2_500), "SpanName": "ask process"},
+                       "CONSUMER", links)]
+
+
+def _model_calls() -> list[dict]:
+    """Trace B's three model calls (spans 12-14, from 0.3 s), each failing with 429."""
+    return [_failed(_row(12, span, 11, start, start + 200, gen_ai__operation__name="chat",
+                         gen_ai__request__model="m", http__response__status_code="429"))
+            for span, start in ((12, 300), (13, 700), (14, 1_100))]
+
+
+def _queue_story(task: str) -> dict:
+    """After every pass: one task of six spans (both traces), failed, first failing hop the
+    worker's first model call (rate limited at 0.5 s, before the gateway's 503 at 3 s), counted
+    once in every rollup."""
+    return {
+        "tasks": [{"task_id": task, "span_count": 6, "finished": True, "outcome": "failed",
+                   "ffh_kind": "model", "ffh_name": "m", "ffh_span_id": f"{12:016x}"}],
+        "task_traces": [{"task_id": task, "trace_id": t} for t in (B, C)],
+        "span_tasks": [{"task_id": task}],
+        "task_minutes": [{"finished": 1, "failed": 1, "in_progress": 0}],
+        "causes": [{"ffh_kind": "model", "ffh_name": "m", "tasks": 1}],
+        "hops": [{"hop_name": "POST /ask", "calls": 1, "errors": 1},
+                 {"hop_name": "ask process", "calls": 1, "errors": 0},
+                 {"hop_name": "ask publish", "calls": 1, "errors": 0},
+                 {"hop_name": "m", "calls": 3, "errors": 3}],
+        "hop_tasks": [{"task_id": task}],
+    }
+
+
+#: The orders the spans may arrive in (one pass of every shard after each part), and the task
+#: the request ends as: the gateway trace's id, or the task.id its root declares.
+QUEUE_ORDERS = {
+    "gateway first": ([_gateway() + _publish(), _consume() + _model_calls()], C),
+    "worker first": ([_consume() + _model_calls(), _gateway() + _publish()], C),
+    "worker's calls before its entry": (
+        [_gateway() + _publish(), _model_calls(), _consume()], C),
+    "worker's entry, its calls, then the gateway": (
+        [_consume(), _model_calls(), _gateway() + _publish()], C),
+    "declaring gateway first": (
+        [_gateway(task__id="story") + _publish(), _consume() + _model_calls()], "story"),
+    "worker first, then the declaring gateway": (
+        [_consume() + _model_calls(), _gateway(task__id="story") + _publish()], "story"),
+    "publish, worker, then the gateway's root declaring": (
+        [_publish(), _consume() + _model_calls(), _gateway(task__id="story")], "story"),
+}
+SHARDINGS = {"one shard": [Shard(0, 1)], "two shards": SHARDS, "two shards, 1 first": SHARDS[::-1]}
+
+
+def _deliver(runner, database: str, parts: list[list[dict]], shards: list[Shard]) -> int:
+    """Insert each part and pass every shard after it, then pass twice more (a shard drops a
+    task another shard took once that one's rows are written); return the last pass's ms."""
+    _store(runner, database)
+    at = 3_000
+    for part in [*parts, [], []]:
+        runner.insert(f"{database}.otel_traces", part)
+        at += 100
+        _every_shard(runner, database, at, shards)
+    return at
+
+
+def _reasons(runner, database: str) -> list[str]:
+    return [r["ffh_reason"] for r in runner.arrow(
+        f"select ffh_reason from {database}.tasks", {}).to_pylist()]
+
+
+@pytest.mark.parametrize("sharding", SHARDINGS)
+@pytest.mark.parametrize("order", QUEUE_ORDERS)
+def test_a_consumer_trace_linked_to_its_producer_joins_its_task(runner, order, sharding):
+    """Whatever the order (the consumer's trace before its producer's: a provisional task
+    keyed by the producer's trace id, which moves whole when that trace declares a task), and
+    whichever shard passes first: one task, blamed on the model."""
+    parts, task = QUEUE_ORDERS[order]
+    database = f"queue_{list(QUEUE_ORDERS).index(order)}_{list(SHARDINGS).index(sharding)}"
+    _deliver(runner, database, parts, SHARDINGS[sharding])
+    assert _state(runner, database) == _queue_story(task)
+    assert _reasons(runner, database) == ["rate_limited"]
+
+
+def test_a_batch_consumer_stays_a_task_of_its_own(runner):
+    """A consumer entry linking to two producer spans works for two requests at once: no link
+    is followed, so the gateway's trace and the worker's are two tasks."""
+    _deliver(runner, "batch", [_gateway() + _publish(),
+                               _consume(links=((13, 2), (11, 2))) + _model_calls()], SHARDS)
+    assert {t: r["span_count"] for t, r in _tasks(runner, "batch").items()} == {B: 4, C: 2}
+
+
+def _slow_gateway(runner, database: str, shards: list[Shard]) -> int:
+    """The worker's trace first (a provisional task keyed by C, shard 0), then passes until
+    its spans left every pass's window (no pass reads them again), then the gateway's trace,
+    slow (0-130 s), declaring `story` (shard 1); return the last pass's ms."""
+    _store(runner, database)
+    runner.insert(f"{database}.otel_traces", _consume() + _model_calls())
+    _every_shard(runner, database, 2_600, shards)
+    _every_shard(runner, database, 125_000, shards)  # the window now starts at 5 s
+    runner.insert(f"{database}.otel_traces", _gateway(130_000, task__id="story") + _publish())
+    for at in (130_100, 130_200, 130_300):
+        _every_shard(runner, database, at, shards)
+    return 130_300
+
+
+@pytest.mark.parametrize("sharding", SHARDINGS)
+def test_a_provisional_task_moves_whole_when_its_trace_comes_after_the_window(runner,
+                                                                               sharding):
+    """No pass reads the worker's trace when the gateway's arrives: the shard of `story`
+    finds the provisional task by its key (agentsla_provisional_tasks) and takes its trace,
+    and the provisional task's shard drops it."""
+    database = f"slow_{list(SHARDINGS).index(sharding)}"
+    _slow_gateway(runner, database, SHARDINGS[sharding])
+    assert _state(runner, database) == _queue_story("story")
+
+
+def test_a_replayed_pass_over_a_moved_provisional_task_changes_nothing(runner):
+    """Each shard's last passes of the slow gateway's story run again from an earlier
+    watermark (a crash before it moved), the move's pass among them."""
+    at = _slow_gateway(runner, "queue_replay", SHARDS)
+    for shard in SHARDS:
+        for mark in (125_000, at - 200, at - 100):  # the move's pass, then the two after it
+            runner.insert("queue_replay.agentsla_watermarks",
+                          [{"shard": str(shard), "watermark_ns": _now(mark),
+                            "version": _now(at + 1_000 + mark)}])
+            run_pass(runner, "queue_replay", "otel_traces", shard, LATE, _now(at))
+            assert _state(runner, "queue_replay") == _queue_story("story")
+
+
+def _forward() -> list[dict]:
+    """Trace B's producer span (2.0-2.1 s) handing the request on to a second worker, whose
+    own trace A is its entry (2.2-2.4 s) linking to that span."""
+    return [_messaging({**_row(12, 15, 11, 2_000, 2_100), "SpanName": "ask forward"},
+                       "PRODUCER"),
+            _messaging({**_row(11, 1, None, 2_200, 2_400), "SpanName": "ask finish"},
+                       "CONSUMER", ((12, 15),))]
+
+
+@pytest.mark.parametrize("sharding", SHARDINGS)
+def test_a_chain_of_consumers_resolves_through_its_links(runner, sharding):
+    """The second worker's trace first (a provisional task keyed by B), then the first
+    worker's (B follows its link: the provisional task B moves whole into one keyed by C),
+    then the gateway's declaring `story`: one task of the three traces' eight spans."""
+    forwarded, handed = _forward()
+    database = f"chain_{list(SHARDINGS).index(sharding)}"
+    _deliver(runner, database, [[handed], _consume() + _model_calls() + [forwarded],
+                                _gateway(task__id="story") + _publish()], SHARDINGS[sharding])
+    assert _state(runner, database)["tasks"] == [
+        {"task_id": "story", "span_count": 8, "finished": True, "outcome": "failed",
+         "ffh_kind": "model", "ffh_name": "m", "ffh_span_id": f"{12:016x}"}]
+    assert _state(runner, database)["task_traces"] == [
+        {"task_id": "story", "trace_id": t} for t in (A, B, C)]
