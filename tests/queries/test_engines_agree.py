@@ -38,13 +38,17 @@ MS = 10**6
 
 
 def _span(trace: int, span: int, parent: int | None, name: str, start_ms: int, end_ms: int,
-          kind: int = Span.SPAN_KIND_INTERNAL, error: str = "", events=(), **attrs) -> Span:
+          kind: int = Span.SPAN_KIND_INTERNAL, error: str = "", events=(), links=(),
+          **attrs) -> Span:
+    """A span of trace `trace`; `links`: (trace, span) pairs it links to."""
     out = Span(trace_id=trace.to_bytes(16, "big"), span_id=span.to_bytes(8, "big"),
                parent_span_id=parent.to_bytes(8, "big") if parent else b"", name=name,
                kind=kind, start_time_unix_nano=T0 + start_ms * MS,
                end_time_unix_nano=T0 + end_ms * MS,
                attributes=[KeyValue(key=k.replace("__", "."), value=av(v))
-                           for k, v in attrs.items()])
+                           for k, v in attrs.items()],
+               links=[Span.Link(trace_id=t.to_bytes(16, "big"), span_id=i.to_bytes(8, "big"))
+                      for t, i in links])
     if error:
         out.status.CopyFrom(Status(code=Status.STATUS_CODE_ERROR, message=error))
     for name_, event_attrs in events:
@@ -148,7 +152,11 @@ def exporter_rows(request: ExportTraceServiceRequest, variant: str = schema.MAP)
                     "StatusMessage": span.status.message,
                     "Events.Timestamp": [time(e.time_unix_nano) for e in span.events],
                     "Events.Name": [e.name for e in span.events],
-                    "Events.Attributes": [attrs(e.attributes) for e in span.events]})
+                    "Events.Attributes": [attrs(e.attributes) for e in span.events],
+                    "Links.TraceId": [link.trace_id.hex() for link in span.links],
+                    "Links.SpanId": [link.span_id.hex() for link in span.links],
+                    "Links.TraceState": [link.trace_state for link in span.links],
+                    "Links.Attributes": [attrs(link.attributes) for link in span.links]})
                 if variant == schema.JSON:
                     rows[-1]["ResourceAttributesKeys"] = sorted(resource)
                     rows[-1]["SpanAttributesKeys"] = sorted(rows[-1]["SpanAttributes"])
