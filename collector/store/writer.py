@@ -332,9 +332,11 @@ class TaskWriter:
             mapping[trace_id] = task_id = _task_of(trace_id, before, claims.of(trace_id))
             if before is not None and task_id != before:
                 rekeys[trace_id] = (before, task_id)
-        # a linked trace neither stored nor in the batch: stored under its own id, so that it
-        # finds its provisional task when it arrives (and moves it, should it declare another)
-        mapping.update({t: t for t in linked.values() if t not in mapping and t not in known})
+        # a linked trace neither stored nor in the batch whose task a trace joined: stored
+        # under its own id, so that it finds that provisional task when it arrives (and moves
+        # it, should it claim another)
+        awaited = set(linked.values()) - traces - set(known)
+        mapping.update({task: task for task in mapping.values() if task in awaited})
         # a trace stored under a provisional task the batch moves goes where that task goes
         moves = {old: new for old, new in rekeys.values()}
         return ({t: _moved_to(task, moves) for t, task in mapping.items()},
@@ -422,8 +424,11 @@ class TaskWriter:
         task_moves: each old task and its new one)."""
         update = ("update span_store set task_id = m.new_task from task_moves m "
                   "where span_store.task_id = m.old_task")
-        starts = [row["start_ns"] for state in old_states.values() for row in state.spans.values()]
-        if starts and None not in starts and all(s.spans for s in old_states.values()):
+        stored = [state for state in old_states.values() if state.stored]
+        if not stored:  # no span stored under them yet
+            return
+        starts = [row["start_ns"] for state in stored for row in state.spans.values()]
+        if starts and None not in starts and all(state.spans for state in stored):
             # Memory holds every stored span of a task: their start range is a constant filter
             # DuckDB checks against its zone maps, as in _update_calls, not a whole-table scan.
             self.con.execute(update + " and span_store.start_ns between $lo and $hi",

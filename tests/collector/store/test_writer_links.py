@@ -157,3 +157,17 @@ def test_a_consumer_whose_producer_never_comes_is_its_own_request(con) -> None:
     # the task's lookup by either trace: B's spans, and A, which has none yet
     assert dict(con.execute("select trace_id, task_id from trace_task").fetchall()) == \
         {A: A, B: A}
+
+
+def test_a_link_a_declared_trace_ignores_keys_no_provisional_task(con) -> None:
+    """The consumer's calls declared job-7 before its entry came with the link: the link is
+    not followed, so nothing waits for the producer's trace (which would otherwise be moved,
+    spanless, when it arrives)."""
+    batch = worker()
+    for span in batch[1:]:
+        span["task_id"] = "job-7"
+    write_all(con, [batch[1:], batch[:1]], restart=False)
+    assert dict(con.execute("select trace_id, task_id from trace_task").fetchall()) == \
+        {B: "job-7"}
+    write_all(con, [list(gateway("req-1"))], restart=False)
+    assert sorted(tasks(con)) == ["job-7", "req-1"]
