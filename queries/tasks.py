@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from agentsla.collector.tasks.links import followed_span
 from agentsla.collector.tasks.materialize import SPAN_SLACK_NS, span_reach
 from agentsla.contract import OUTCOMES, FailingHop
 from agentsla.errors import PermanentError
@@ -116,11 +117,18 @@ def _first_failing_hop(task: dict) -> dict | None:
 
 
 def _tree(spans: list[dict]) -> dict:
-    """Nest spans under their parents (within a trace), keeping start order among siblings."""
+    """Nest spans under their parents (within a trace), keeping start order among siblings;
+    a queue consumer's entry whose trace joined its producer's task by a link
+    (collector/tasks/links.py) under the producer's span, marked `via_link`."""
     truncated = len(spans) > MAX_SPANS
     nodes = [_node(s) for s in spans[:MAX_SPANS]]
     by_id = {(n["trace_id"], n["span_id"]): n for n in nodes}
     parent_of = {key: by_id.get((n["trace_id"], n["parent_span_id"])) for key, n in by_id.items()}
+    for key, node in by_id.items():
+        producer = by_id.get(followed_span(node) or ())
+        if parent_of[key] is None and producer is not None:
+            parent_of[key] = producer
+            node["via_link"] = True
     roots = []
     for node in nodes:
         parent = parent_of[(node["trace_id"], node["span_id"])]

@@ -29,6 +29,13 @@ def followed_link(span: Mapping[str, Any]) -> str | None:
     parent's trace anyway. A trace that declares `task.id` keeps it: the writers ask this
     only of traces that declare none.
     """
+    linked = followed_span(span)
+    return None if linked is None else linked[0]
+
+
+def followed_span(span: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Return the (trace id, span id) this span's link points at when it is followed
+    (`followed_link`): the producer's span, which the task's span tree nests it under."""
     if span.get("span_kind") != "consumer" or has_parent_id(span):
         return None
     links = span.get("links")
@@ -41,4 +48,4 @@ def followed_link(span: Mapping[str, Any]) -> str | None:
     target = links[0].get("trace_id") or ""
     if len(target) != 32 or target == _NO_TRACE or target == span.get("trace_id"):
         return None
-    return target
+    return target, links[0].get("span_id") or ""

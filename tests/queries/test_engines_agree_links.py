@@ -123,3 +123,9 @@ def test_one_task_blamed_on_the_model(stores) -> None:
         assert (task["ffh_kind"], task["ffh_name"], task["ffh_reason"]) == \
             ("model", "gpt-4o", "rate_limited")
         assert store.rows("task", {"task_id": WORKER}) == []
+        # the task's tree: the worker's entry under the producer's span it links to
+        [root] = tasks.get_task(store, GATEWAY)["spans"]
+        [producer] = root["children"]
+        [consumer] = producer["children"]
+        assert (producer["name"], consumer["name"], consumer["via_link"]) == \
+            ("send tasks", "process tasks", True)

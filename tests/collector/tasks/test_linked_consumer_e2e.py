@@ -108,5 +108,12 @@ def test_the_consumers_trace_joins_the_requests_task(server: ServerProcess,
     assert (task["ffh_kind"], task["ffh_name"], task["ffh_reason"]) == \
         ("model", "gpt-4o", "rate_limited")
     assert server.api(f"/api/v1/tasks/{worker_trace}").status_code == 404  # no second task
+    # one tree: the worker's entry under the producer's span it links to
+    [root] = task["spans"]
+    [producer] = root["children"]
+    [consumer] = producer["children"]
+    assert (root["name"], producer["name"], consumer["name"], consumer["via_link"]) == \
+        ("POST /v1/agents/run", "send tasks", "process tasks", True)
+    assert [call["name"] for call in consumer["children"]] == ["chat gpt-4o"] * 3
     # the worker's trace, looked up by its id, belongs to the request's task
     assert server.api(f"/api/v1/traces/{worker_trace}").json()["task_ids"] == [gateway_trace]
