@@ -280,13 +280,16 @@ def flatten_spans(spans: Iterable[Mapping], depth: int = 0) -> list[tuple[int, M
 
 
 def span_label(depth: int, span: Mapping) -> str:
-    """Label a span row of the waterfall: indented `kind name`, marked for retries/fallbacks."""
+    """Label a span row of the waterfall: indented `kind name`, marked for retries, fallbacks
+    and a queue consumer's entry nested under its producer by a link (`via_link`)."""
     text = fmt.hop(span.get("hop_kind"), span.get("hop_name") or span.get("name"))
     attempt = span.get("retry_attempt")
     if attempt:
         text += f" ↻ retry {attempt}"
     if span.get("fallback_used"):
         text += " ⇢ fallback"
+    if span.get("via_link"):
+        text += " ⤷ via link"
     return "\u2003" * depth + text
 
 
@@ -300,8 +303,9 @@ def trace_waterfall(task: Mapping) -> go.Figure:
     """Draw a task's spans as a Gantt-style waterfall (ms from the task start).
 
     The first failing hop is red with a thick outline; failed spans are hatched; retries
-    (↻) and fallbacks (⇢) are marked in the labels; the task budget is a vertical line and each
-    span's own `budget.remaining_ms` a diamond at the deadline it saw.
+    (↻), fallbacks (⇢) and consumers joined by a link (⤷) are marked in the labels; the task
+    budget is a vertical line and each span's own `budget.remaining_ms` a diamond at the
+    deadline it saw.
     """
     rows = flatten_spans(task.get("spans") or [])
     if not rows:

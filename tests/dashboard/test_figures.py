@@ -53,6 +53,18 @@ def test_trace_waterfall_marks_first_failing_hop_retries_fallbacks_and_budget() 
     assert any(a.text == "first failing hop" for a in fig.layout.annotations)
 
 
+def test_trace_waterfall_marks_a_consumer_joined_by_its_link() -> None:
+    """A queue consumer's entry nested under the producer's span (the API's `via_link`)."""
+    task = {"spans": [_span("gw", 0, 3600, hop_kind="gateway", hop_name="POST /run", children=[
+        _span("send", 1, 2, hop_kind="queue", hop_name="send tasks", children=[
+            _span("process", 5, 3500, hop_kind="queue", hop_name="process tasks",
+                  via_link=True)])])]}
+    ticks = list(figures.trace_waterfall(task).layout.yaxis.ticktext)
+    assert [t.strip() for t in ticks] == ["gateway POST /run", "queue send tasks",
+                                          "queue process tasks ⤷ via link"]
+    assert ticks[2].startswith("\u2003" * 2)
+
+
 def test_trace_waterfall_without_spans_says_so() -> None:
     fig = figures.trace_waterfall({"spans": []})
     assert fig.layout.annotations[0].text == "This task has no spans stored"
