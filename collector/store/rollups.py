@@ -19,11 +19,11 @@ sign -1 and the new one with +1, in the same transaction. Spans are immutable ex
 logical call numbers, which `calls_changed` corrects the same way. The writer appends only
 these signed source rows, to `rollup_pending` (one plain insert of a batch's new tasks and spans
 at `flush`, with the replaced rows the writer remembers; one more statement for those it reads
-from task_store); readers read each tier (`task_minutes`, `task_minutes_hourly`, ...) as a view of its stored rows (`<tier>_stored`) and the
-contribution of the pending rows (the window questions read `<table>_tiers` instead: stored
-hours, stored minutes and pending minutes side by side, unsummed); once `rollup_merge_rows` (a
-setting) are pending, they are summed into the stored ones, one row per minute and key, as
-ClickHouse's SummingMergeTree does on merge.
+from task_store); readers read each tier (`task_minutes`, `task_minutes_hourly`, ...) as a view
+of its stored rows (`<tier>_stored`) and the contribution of the pending rows (the window
+questions read `<table>_tiers` instead: stored hours, stored minutes and pending minutes side by
+side, unsummed); once `rollup_merge_rows` (a setting) are pending, they are summed into the
+stored ones, one row per minute and key, as ClickHouse's SummingMergeTree does on merge.
 """
 
 from __future__ import annotations
