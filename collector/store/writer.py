@@ -306,15 +306,16 @@ class TaskWriter:
         Also returns what the database said of the tasks it was asked about, for `_load_tasks`.
         """
         declared: dict[str, str] = {}
-        linked: dict[str, str] = {}
+        entries: dict[str, tuple[int, str, str]] = {}  # trace -> its first entry following a link
         for row in rows:
             trace_id = row["trace_id"]
             if row["task_id"]:
                 declared.setdefault(trace_id, row["task_id"])
             elif row["parent_span_id"] is None and (target := followed_link(row)):
-                linked.setdefault(trace_id, target)
+                entry = (row["start_ns"], row["span_id"], target)
+                entries[trace_id] = min(entries.get(trace_id, entry), entry)
         traces = {row["trace_id"] for row in rows}
-        linked = {t: target for t, target in linked.items() if t not in declared}
+        linked = {t: target for t, (_, _, target) in entries.items() if t not in declared}
         wanted = traces | set(linked.values())
         known = {t: self._trace_task[t] for t in wanted if t in self._trace_task}
         missing = [t for t in wanted if t not in known]

@@ -171,3 +171,15 @@ def test_a_link_a_declared_trace_ignores_keys_no_provisional_task(con) -> None:
         {B: "job-7"}
     write_all(con, [list(gateway("req-1"))], restart=False)
     assert sorted(tasks(con)) == ["job-7", "req-1"]
+
+
+def test_of_two_entries_following_links_the_first_to_start_decides(con) -> None:
+    """A trace with two parentless CONSUMER spans linking to different traces joins the task of
+    the one that started first, whatever their order in the batch (as the ClickHouse
+    materializer decides)."""
+    batch = worker()  # its entry links to A and starts at 5 ms
+    earlier = make_span(trace_id=B, span_id="b0", name="process tasks", span_kind="consumer",
+                        start_ms=1, end_ms=4, links=_link(C, "c2"))
+    write_all(con, [batch + [earlier]], restart=False)
+    assert dict(con.execute("select trace_id, task_id from trace_task").fetchall()) == \
+        {B: C, C: C}
