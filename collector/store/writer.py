@@ -23,7 +23,7 @@ from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.database import insert_arrow
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
-from agentsla.collector.tasks.links import followed_link
+from agentsla.collector.tasks.links import first_followed
 from agentsla.collector.tasks.materialize import materialize, span_reach
 from agentsla.config import TasksConfig
 
@@ -306,16 +306,16 @@ class TaskWriter:
         Also returns what the database said of the tasks it was asked about, for `_load_tasks`.
         """
         declared: dict[str, str] = {}
-        entries: dict[str, tuple[int, str, str]] = {}  # trace -> its first entry following a link
+        tops: dict[str, list[Row]] = {}  # trace -> its spans without a parent
         for row in rows:
             trace_id = row["trace_id"]
             if row["task_id"]:
                 declared.setdefault(trace_id, row["task_id"])
-            elif row["parent_span_id"] is None and (target := followed_link(row)):
-                entry = (row["start_ns"], row["span_id"], target)
-                entries[trace_id] = min(entries.get(trace_id, entry), entry)
+            elif row["parent_span_id"] is None:
+                tops.setdefault(trace_id, []).append(row)
         traces = {row["trace_id"] for row in rows}
-        linked = {t: target for t, (_, _, target) in entries.items() if t not in declared}
+        linked = {t: entry[0] for t, spans in tops.items()
+                  if t not in declared and (entry := first_followed(spans))}
         wanted = traces | set(linked.values())
         known = {t: self._trace_task[t] for t in wanted if t in self._trace_task}
         missing = [t for t in wanted if t not in known]

@@ -11,7 +11,7 @@ both writers apply this one rule.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import orjson
 
@@ -49,3 +49,15 @@ def followed_span(span: Mapping[str, Any]) -> tuple[str, str] | None:
     if len(target) != 32 or target == _NO_TRACE or target == span.get("trace_id"):
         return None
     return target, links[0].get("span_id") or ""
+
+
+def first_followed(spans: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None:
+    """Of a trace's spans, the entry whose link the trace follows: the first to start (span id
+    breaking ties) that `followed_link` accepts. Returns (the linked trace, the entry's start),
+    None if no span follows a link."""
+    followed = [(span.get("start_ns") or 0, span.get("span_id") or "", target)
+                for span in spans if (target := followed_link(span))]
+    if not followed:
+        return None
+    start, _, target = min(followed)
+    return target, start

@@ -31,7 +31,7 @@ from agentsla.collector.processing.normalize import _error_type  # the one set o
 from agentsla.collector.store.clickhouse import rollups, schema
 from agentsla.collector.store.clickhouse.ids import id_chunks
 from agentsla.collector.store.evidence import changed_minutes
-from agentsla.collector.tasks.links import followed_link
+from agentsla.collector.tasks.links import first_followed
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -407,14 +407,8 @@ def _recent(runner: Any, database: str, params: dict) -> dict[str, _Recent]:
 
 def _followed(declared: str, entries: list[dict[str, Any]]) -> tuple[str | None, int | None]:
     """Return the trace a trace's entry follows a link to and the entry's start (None, None if
-    none or if the trace declares a task.id): the first candidate by start that the rule of
-    collector/tasks/links.py takes."""
-    if declared:
-        return None, None
-    for span in sorted(entries, key=lambda s: (s["start_ns"], s["span_id"])):
-        if target := followed_link(span):
-            return target, span["start_ns"]
-    return None, None
+    none or if the trace declares a task.id), by the rule of collector/tasks/links.py."""
+    return (None, None) if declared else (first_followed(entries) or (None, None))
 
 
 def _spans(runner: Any, database: str, table: str, trace_ids: list[str],
