@@ -15,6 +15,10 @@ the writer marked as changed (collector/store/evidence.py). A request (`plan`) t
 evidence for the whole minutes that are clean and computes the rest from raw rows: the ragged
 edges, minutes changed since, minutes the worker has not reached yet. See docs/findings.md.
 
+Beside the questions, DuckDB stores the key counts (KEY_COUNTS): each idempotency key's
+executions per minute, from which `duplicate_side_effect` takes its candidate keys over the
+window and the day before it (`gather_keys`); they have columns of their own and no verdict.
+
 The hour tier: for the questions of HOURLY, the worker also stores each settled hour's evidence
 (the same evidence query at `$grain_ns` = an hour, in `finding_evidence_hourly`), so a day's
 window merges 24 rows a key instead of 1,440. An hour is built once it ended HOUR_SETTLE_NS ago
@@ -91,8 +95,22 @@ HOUR_SETTLE_NS = SLACK_NS
 #: Hours one worker round builds at most (newest first).
 ROUND_HOURS = 2
 
-#: The questions each engine stores: all of them, their evidence additive per minute on both.
-STORED = {"duckdb": QUESTIONS, "clickhouse": QUESTIONS}
+#: Evidence a detector reads itself, with columns of its own and no verdict of its own: the
+#: successful executions of each idempotency key per minute of their end, by a hash of the key
+#: (`duplicate_side_effect` takes its candidate keys from them: `gather_keys`).
+KEY_COUNTS = "duplicate_keys"
+
+#: The evidence each engine stores: every question's, additive per minute on both; on DuckDB
+#: the key counts too (ClickHouse's verdict reads its candidate keys from typed spans).
+STORED = {"duckdb": (*QUESTIONS, KEY_COUNTS), "clickhouse": QUESTIONS}
+
+#: The columns of the evidence that has columns of its own (the snippet `evidence_columns`
+#: otherwise: a question's key, additive numbers, examples).
+COLUMNS = {KEY_COUNTS: {"evidence_columns": "evidence_key_columns"}}
+
+#: Where the key counts' plan ends: after every minute (a key's executions after the window
+#: count too), a whole minute.
+_LAST_NS = 2**62 // MINUTE_NS * MINUTE_NS
 
 #: Dialects whose verdicts ask their evidence inline (a snippet), not from a temporary table.
 INLINE = frozenset({"clickhouse"})
@@ -152,8 +170,10 @@ def whole_minutes(start_ns: int, end_ns: int) -> tuple[int, int]:
     return start_ns // MINUTE_NS * MINUTE_NS, -(-end_ns // MINUTE_NS) * MINUTE_NS
 
 
-def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> Plan:
-    """Split [start_ns, end_ns) into clean whole minutes and raw ranges (edges, stale minutes).
+def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True,
+         hours: bool = True) -> Plan:
+    """Split [start_ns, end_ns) into clean whole minutes and raw ranges (edges, stale minutes);
+    with `hours`, list the whole hours the hour tier holds current.
 
     Run it in the snapshot the questions then run in (the detectors' transaction).
     """
@@ -165,7 +185,8 @@ def plan(store: ReadStore, start_ns: int, end_ns: int, stored: bool = True) -> P
     raw = [(start_ns, lo)] + [(max(a, lo), min(b, hi)) for a, b in stale] + [(hi, end_ns)]
     ready = frozenset(r["question"] for r in store.rows("findings/evidence_questions"))
     raw = _merged(raw)
-    return Plan(start_ns, end_ns, lo, hi, tuple(raw), ready, _built_hours(store, lo, hi, raw))
+    return Plan(start_ns, end_ns, lo, hi, tuple(raw), ready,
+                _built_hours(store, lo, hi, raw) if hours else ())
 
 
 def _built_hours(store: ReadStore, lo: int, hi: int, raw: list[tuple[int, int]]
@@ -226,9 +247,28 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
     where: Plan = params["evidence_plan"]
     if store.dialect in INLINE:
         return _ask_inline(store, question, params, where)
+    if not _gather(store, question, params, where):
+        return []  # no evidence, no finding (a test holds every verdict to it): skip asking
+    return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
+
+
+def gather_keys(store: ReadStore, params: Mapping[str, Any], from_ns: int) -> None:
+    """Gather the key counts (KEY_COUNTS) of every minute from the one holding `from_ns` on
+    into `temp.evidence_rows`: the clean minutes' stored evidence, the rest from raw rows (all
+    of them when the window's plan takes nothing from storage: one task's spans, or no
+    evidence stored)."""
+    where = plan(store, from_ns // MINUTE_NS * MINUTE_NS, _LAST_NS,
+                 stored=bool(params["evidence_plan"].ready), hours=False)
+    _gather(store, KEY_COUNTS, params, where)
+
+
+def _gather(store: ReadStore, question: str, params: Mapping[str, Any], where: Plan) -> int:
+    """Fill `temp.evidence_rows` with a question's evidence of the plan's window: the clean
+    whole minutes from the stored evidence (when stored with these thresholds), the rest from
+    raw rows. Returns the rows gathered."""
     stored_as = question_id(store, question, params)
     raw = where.raw
-    store.rows("findings/evidence_reset")
+    store.rows("findings/evidence_reset", **COLUMNS.get(question, {}))
     copied = 0
     if stored_as not in where.ready:
         raw = ((where.start_ns, where.end_ns),)
@@ -238,9 +278,7 @@ def ask(store: ReadStore, question: str, params: Mapping[str, Any]) -> list[dict
         copied += _inserted(store.rows("findings/evidence_raw",
                                        _question_range(store, question, params, lo, hi),
                                        evidence=f"evidence_{question}"))
-    if not copied:  # no evidence, no finding (a test holds every verdict to it): skip asking
-        return []
-    return store.rows(f"findings/{question}", params, **VERDICT_SNIPPETS.get(question, {}))
+    return copied
 
 
 def _inserted(result: list[dict]) -> int:
@@ -428,7 +466,8 @@ def _register(store: ReadStore, ids: Mapping[str, str], hourly: Mapping[str, str
     at = {"questions": wanted, "version": version}
     store.rows("findings/evidence_dirty_all", at)  # first: a crash after it only recomputes
     for question, stored_as, name in tables:
-        store.rows("findings/evidence_create", evidence_table=table(name))
+        store.rows("findings/evidence_create", evidence_table=table(name),
+                   **COLUMNS.get(question, {}))
         store.rows("findings/evidence_forget", {**at, "question": stored_as, "name": question},
                    evidence_table=table(name))
     store.rows("findings/evidence_unregister")

@@ -81,7 +81,7 @@ def test_worker_rounds_store_every_minute_with_spans(shapes):
     con, store = shapes
     assert _refresh_all(store) > 0
     assert con.execute("select count(*) from evidence_dirty").fetchone() == (0,)
-    assert {q.split("@")[0] for q in _stored_ids(con)} == set(evidence.QUESTIONS)
+    assert {q.split("@")[0] for q in _stored_ids(con)} == set(evidence.STORED["duckdb"])
     # each question's rows in its own table
     for table in evidence_tables(con, MINUTE_TABLES):
         assert {q.split("@")[0] for q in _stored_ids(con, [table])} == {
@@ -144,7 +144,7 @@ def test_find_findings_widens_a_ragged_window_to_whole_minutes_read_from_storage
     hourly = len(evidence.HOURLY["duckdb"])
     assert counting.asked.count("findings/evidence_stored_hours") == hourly
     assert counting.asked.count("findings/evidence_stored") == (
-        2 * hourly + len(evidence.QUESTIONS) - hourly)
+        2 * hourly + len(evidence.STORED["duckdb"]) - hourly)
     assert found == _detect(store, lo, hi, None, TH, stored=False) and found
 
 
@@ -225,6 +225,53 @@ def test_a_late_attempt_is_found_before_and_after_the_next_round():
     assert stored == raw
     _refresh_all(store)
     assert _both(store, start, end)[1] == raw
+    con.close()
+
+
+def _charged(at_ms: float, key: str) -> Trace:
+    t = Trace(at_ms=at_ms, root_end_ms=2_000)
+    t.child(t.root, "tool", "charge_card", 10, 900, idempotency_key=key)
+    return t
+
+
+def _duplicates(store: DuckDBStore, start: int, end: int, thresholds
+                ) -> tuple[list[dict], list[str]]:
+    """The stored path's duplicate_side_effect findings, checked against the raw path's, and
+    the statements it asked."""
+    counting = _CountingStore(store)
+    stored = _detect(counting, start, end, "duplicate_side_effect", thresholds, stored=True)
+    assert stored == _detect(store, start, end, "duplicate_side_effect", thresholds,
+                             stored=False)
+    return stored, counting.asked
+
+
+@pytest.mark.parametrize("lookback_s,found", [
+    (86_400, 1),           # the first charge, 20 h before the window, is within the lookback
+    (20 * 3600 - 10, 1),   # the lookback starts 10 s before the first charge's end
+    (20 * 3600 - 30, 0),   # ... 9.1 s after it, in the same minute: a candidate, no duplicate
+])
+def test_a_duplicate_reaching_into_the_lookback_is_found_from_the_stored_key_counts(
+        lookback_s, found):
+    # One order charged twice, 20 h apart. The window is the hour of the second charge; its
+    # candidate keys come from the key counts of the day before, stored by the worker (no raw
+    # evidence read), whose minutes reach a candidate past the lookback's exact start: the
+    # executions are counted from raw rows, and the answer is the raw path's. Then a late span
+    # of the first task makes its minutes dirty: read raw until the next round, still exact.
+    first, second = _charged(0, "order-9"), _charged(20 * 3_600_000, "order-9")
+    con, writer, store = _store(first.rows + second.rows)
+    _refresh_all(store)
+    thresholds = {**TH, "duplicate_lookback_s": lookback_s}
+    start = BASE_NS - 20 * NS + 20 * 3600 * NS  # the minute of the second charge
+    end = start + 3600 * NS
+    found_now, asked = _duplicates(store, start, end, thresholds)
+    assert len(found_now) == found
+    assert "findings/evidence_raw" not in asked and "findings/evidence_stored" in asked
+    assert "findings/duplicate_executions" in asked  # a candidate key in each case
+    late = first.child(first.root, "other", "audit", 950, 1_500)
+    writer.write([late], now_ns=late["end_ns"] + 1)
+    found_now, asked = _duplicates(store, start, end, thresholds)
+    assert len(found_now) == found
+    assert "findings/evidence_raw" in asked
     con.close()
 
 
@@ -389,7 +436,7 @@ def test_serve_stores_evidence_of_simulator_traffic(tmp_path: Path):
     try:
         # what the worker stored before the server stopped
         stored = {q.split("@")[0] for q in _stored_ids(con)}
-        assert stored and stored <= set(evidence.QUESTIONS)
+        assert stored and stored <= set(evidence.STORED["duckdb"])
         store = DuckDBStore(cursor(con))
         _refresh_all(store)
         end = time.time_ns() + 3600 * NS
@@ -652,6 +699,10 @@ def test_migration_12_moves_each_questions_evidence_into_tables_of_its_own():
     rows = [r for i, (shape, _) in enumerate(CASES[:3]) for r in _tagged(shape(), i)]
     con, writer, store = _store(rows)
     _refresh_all(store)
+    # schema 11 knew no key counts (registered since): the questions' tables alone
+    con.execute(f"drop table {minute_table(evidence.KEY_COUNTS)}")
+    con.execute("delete from evidence_questions where starts_with(question, ?)",
+                [evidence.KEY_COUNTS + "@"])
     tables = {prefix: evidence_tables(con, prefix) for prefix in (MINUTE_TABLES, HOUR_TABLES)}
     assert len(tables[MINUTE_TABLES]) == len(evidence.QUESTIONS)
     assert len(tables[HOUR_TABLES]) == len(evidence.HOURLY["duckdb"])
@@ -672,7 +723,6 @@ def test_migration_12_moves_each_questions_evidence_into_tables_of_its_own():
     assert not con.execute("select * from information_schema.tables "
                            "where table_name in ('finding_evidence', 'finding_evidence_hourly')"
                            ).fetchall()
-    assert evidence.refresh(store, TH).minutes == 0
     start, end = BASE_NS - 20 * NS, BASE_NS - 20 * NS + 3 * SLOT_NS
     assert _stored_ns(store, start, end) == end - start
     raw, stored = _both(store, start, end)

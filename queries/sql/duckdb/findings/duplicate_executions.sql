@@ -1,25 +1,17 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
-with recursive repeated_keys as materialized (
-    -- only a key executed successfully more than once (innermost or not) can be duplicated:
-    -- one pass over the keys of the window and the lookback before it (every span read here
-    -- ended from there on: an execution's ancestors end after it), cheaper than matching
-    -- every key of the window. Grouped by a hash of the key alone, a third cheaper than by its
-    -- strings and a tenth than with its hop's: a collision, or a key two hops executed once
-    -- each, only adds a candidate, which `duplicated` counts by hop and key
-    select hash(idempotency_key) as key_hash
-    from spans
-    where end_ns >= $start_ns - cast($duplicate_lookback_s * 1e9 as BIGINT)
-      and idempotency_key is not null and not coalesce(is_error, false)
-    group by key_hash
-    having count(*) > 1
+with recursive repeated_keys as (
+    -- the candidate keys (findings/duplicate_keys): only a key executed successfully more than
+    -- once (innermost or not) from the lookback on, once within the window, can be duplicated
+    -- there. Every span read below ended from the lookback on (an execution's ancestors end
+    -- after it)
+    select unnest($key_hashes::UBIGINT[]) as key_hash
 ),
 recent_keys as (
     select distinct s.hop_kind, s.hop_name, s.idempotency_key
     from spans s
     where s.end_ns >= $start_ns and s.end_ns < $end_ns
       and s.idempotency_key is not null and not coalesce(s.is_error, false)
-      and hash(s.idempotency_key) in (select key_hash
-                                                               from repeated_keys)
+      and hash(s.idempotency_key) in (select key_hash from repeated_keys)
 ),
 executions as materialized (
     select s.task_id, s.trace_id, s.span_id, s.parent_span_id, s.hop_kind, s.hop_name,
