@@ -23,7 +23,7 @@ from agentsla.collector.store.evidence import mark_changed
 from agentsla.collector.store.database import insert_arrow
 from agentsla.collector.store.rollups import RollupWriter
 from agentsla.collector.store.schema import SPAN_ARROW_SCHEMA, TASK_ARROW_SCHEMA
-from agentsla.collector.tasks.links import first_followed
+from agentsla.collector.tasks.links import first_followed, resolve_task
 from agentsla.collector.tasks.materialize import materialize, span_reach
 from agentsla.config import TasksConfig
 
@@ -321,27 +321,20 @@ class TaskWriter:
         missing = [t for t in wanted if t not in known]
         # The tasks the batch most likely goes to are asked in the same statement as the traces
         # memory does not hold: a batch of new traces costs one lookup, not two.
-        likely = {_task_of(t, known.get(t), declared.get(t)) for t in traces}
+        likely = {resolve_task(t, known, declared, linked, traces) for t in traces}
         found, probed = self._probe(missing, [t for t in likely if t not in self.cache])
         known.update(found)
         self._trace_task.update(found)  # memory holds stored mappings only
-        claims = _Claims(traces, declared, linked, known)
-        mapping: dict[str, str] = {}
-        rekeys: dict[str, tuple[str, str]] = {}
-        for trace_id in traces:
-            before = known.get(trace_id)
-            mapping[trace_id] = task_id = _task_of(trace_id, before, claims.of(trace_id))
-            if before is not None and task_id != before:
-                rekeys[trace_id] = (before, task_id)
+        mapping = {t: resolve_task(t, known, declared, linked, traces) for t in traces}
+        # a trace stored under another task moves (its provisional task, whole: _apply_rekeys)
+        rekeys = {t: (known[t], task) for t, task in mapping.items()
+                  if t in known and known[t] != task}
         # a linked trace neither stored nor in the batch whose task a trace joined: stored
         # under its own id, so that it finds that provisional task when it arrives (and moves
         # it, should it claim another)
         awaited = set(linked.values()) - traces - set(known)
         mapping.update({task: task for task in mapping.values() if task in awaited})
-        # a trace stored under a provisional task the batch moves goes where that task goes
-        moves = {old: new for old, new in rekeys.values()}
-        return ({t: _moved_to(task, moves) for t, task in mapping.items()},
-                {t: (old, _moved_to(new, moves)) for t, (old, new) in rekeys.items()}, probed)
+        return mapping, rekeys, probed
 
     def _probe(self, traces: list[str], tasks: list[str]) -> tuple[dict[str, str], Probed]:
         """Return the stored task of each trace among traces, and which of tasks are stored.
@@ -382,7 +375,8 @@ class TaskWriter:
         """
         if not rekeys:
             return
-        news = {old: new for old, new in rekeys.values()}  # the traces' own ids: distinct
+        # each provisional task once (its own trace and the traces that joined it move with it)
+        news = {old: new for old, new in rekeys.values()}
         olds = list(news)
         old_states = self._load_tasks(olds, now_ns)
         for old in olds:
@@ -640,50 +634,6 @@ def _chunks(ids: list[str]) -> Iterator[list[str]]:
 
 def _marks(ids: list[str]) -> str:
     return ", ".join("?" * len(ids))
-
-
-@dataclass(frozen=True)
-class _Claims:
-    """The task each trace of a batch claims: the task.id it declares, else the task of the
-    trace its entry links to (as the batch resolves that trace, else as stored, else the linked
-    trace's own id). Chains of links resolve through; a cycle claims nothing."""
-
-    batch: AbstractSet[str]
-    declared: dict[str, str]
-    linked: dict[str, str]
-    known: dict[str, str]
-
-    def of(self, trace_id: str, seen: frozenset[str] = frozenset()) -> str | None:
-        if trace_id in self.declared:
-            return self.declared[trace_id]
-        target = self.linked.get(trace_id)
-        return None if target is None else self._task(target, seen | {trace_id})
-
-    def _task(self, trace_id: str, seen: frozenset[str]) -> str:
-        stored = self.known.get(trace_id)
-        if trace_id in seen or trace_id not in self.batch:
-            return stored or trace_id
-        return _task_of(trace_id, stored, self.of(trace_id, seen))
-
-
-def _moved_to(task_id: str, moves: dict[str, str]) -> str:
-    """Where a task goes when the batch moves provisional tasks (old -> new) along chains."""
-    for _ in range(len(moves)):
-        if task_id not in moves:
-            break
-        task_id = moves[task_id]
-    return task_id
-
-
-def _task_of(trace_id: str, stored: str | None, claimed: str | None) -> str:
-    """Return the task a trace belongs to, given its stored task and the one it claims (the
-    task.id it declares, else its linked trace's task: `_Claims`)."""
-    # A trace first seen without a claim was keyed by its trace id; when task.id arrives (often
-    # on the root, which ends last) the trace moves to the claimed task. A trace already keyed
-    # by a claimed task keeps it: the first claim wins.
-    if stored is not None and claimed and stored == trace_id and claimed != trace_id:
-        return claimed
-    return stored or claimed or trace_id
 
 
 def _may_be_root(span: Row) -> bool:

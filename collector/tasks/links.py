@@ -6,12 +6,12 @@ conventions: the link is required, the parent optional). The user's request is t
 the gateway's, ending in 503, and the worker's, holding the model call that failed. Keyed by
 trace, they are two tasks: SLA counts the request twice and blames the gateway. A trace whose
 entry follows a link joins the linked trace's task instead (docs/tasks.md, Traces of a task);
-both writers apply this one rule.
+both writers apply this one rule, and resolve a trace's task by one function (`resolve_task`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import AbstractSet, Any, Iterable, Mapping
 
 import orjson
 
@@ -61,3 +61,37 @@ def first_followed(spans: Iterable[Mapping[str, Any]]) -> tuple[str, int] | None
         return None
     start, _, target = min(followed)
     return target, start
+
+
+def resolve_task(trace: str, stored: Mapping[str, str], declared: Mapping[str, str],
+                 linked: Mapping[str, str], present: AbstractSet[str]) -> str:
+    """Return the task of a trace of a batch (the DuckDB writer's) or a pass (a ClickHouse
+    materializer's): the traces `present`, each one's `declared` task.id and the trace its
+    entry follows a link to (`linked`, for traces declaring none), and the tasks `stored` for
+    traces (those present and the linked ones).
+
+    The first task a trace was stored under wins (the task.id it declared, or the task of the
+    trace it followed a link to); a trace stored under its own id (keyed by it until a claim
+    came) and a provisional task keyed by a present trace go where that trace goes. Else the
+    task.id it declares; else the task of the trace it follows a link to: that trace's,
+    resolved alike when present, else the one stored, else its id (a provisional task the
+    linked trace joins when it arrives); else its own id. A cycle of links falls back to the
+    trace's own id.
+    """
+    path, at = [], trace
+    while at not in path:
+        path.append(at)
+        kept = stored.get(at)
+        if kept and kept != at:
+            if kept not in present:
+                return kept
+            at = kept
+        elif at not in present:
+            return at
+        elif at in declared:
+            return declared[at]
+        elif at in linked:
+            at = linked[at]
+        else:
+            return at
+    return trace

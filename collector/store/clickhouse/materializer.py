@@ -31,7 +31,7 @@ from agentsla.collector.processing.normalize import _error_type  # the one set o
 from agentsla.collector.store.clickhouse import rollups, schema
 from agentsla.collector.store.clickhouse.ids import id_chunks
 from agentsla.collector.store.evidence import changed_minutes
-from agentsla.collector.tasks.links import first_followed
+from agentsla.collector.tasks.links import first_followed, resolve_task
 from agentsla.collector.tasks.materialize import materialize
 from agentsla.config import TasksConfig
 
@@ -187,8 +187,8 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
     A task belongs to the shard of its task id (`rollups.owns`), and a trace's task is known
     only once resolved, so every trace with a new span in range (`_recent`; with `mark` None,
     a replay, every span in range counts as new) is resolved here (the stored mapping first,
-    `_resolve`) and the shard keeps its own tasks, with the traces stored earlier under them and
-    its unfinished tasks' traces. A task keyed by a trace id moves whole when its trace
+    `links.resolve_task`) and the shard keeps its own tasks, with the traces stored earlier
+    under them and its unfinished tasks' traces. A task keyed by a trace id moves whole when its trace
     resolves to another task (`_moving`): its traces go there, and its shard drops it.
     """
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until,
@@ -203,7 +203,9 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
     linked = {r.linked for r in recent.values() if r.linked} - set(recent)
     stored = _stored_tasks(runner, database, sorted(
         {*_maybe_judged(recent, starts, since), *keyed, *linked, *(provisional & set(recent))}))
-    task_of = {trace: _resolve(trace, recent, stored) for trace in recent}
+    declared = {t: r.declared for t, r in recent.items() if r.declared}
+    linked_to = {t: r.linked for t, r in recent.items() if r.linked}
+    task_of = {t: resolve_task(t, stored, declared, linked_to, recent.keys()) for t in recent}
     task_of.update({t: stored[t] for t in keyed if stored.get(t, t) != t})
     owned = _owned(runner, shard, {*task_of, *task_of.values()})
     tasks: dict[str, set[str]] = defaultdict(set)
@@ -232,31 +234,6 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
         if trace not in task_of:
             tasks[task].add(trace)
     return tasks, dropped, starts, _provisional_keys(task_of, recent, stored, owned)
-
-
-def _resolve(trace: str, recent: dict[str, _Recent], stored: dict[str, str]) -> str:
-    """Return the task of a trace of the pass: the first task it was stored under wins (the
-    task.id it declared, or the task of the trace it followed a link to; a task keyed by a
-    trace of the pass goes where that trace goes), else the task.id it declares now, else
-    the task of the trace its entry follows a link to (collector/tasks/links.py): that
-    trace's, resolved alike if it is in the pass, else the one stored, else its id (a
-    provisional task it joins when it arrives); else its own id (a trace keyed by its id moves
-    once). A cycle of links falls back to the trace's own id."""
-    path, at = [], trace
-    while at not in path:
-        path.append(at)
-        kept, now = stored.get(at), recent.get(at)
-        if kept and kept != at:
-            if kept not in recent:
-                return kept
-            at = kept
-        elif now is None or not (now.declared or now.linked):  # outside the pass, or no claim
-            return at
-        elif now.declared:
-            return now.declared
-        else:
-            at = now.linked
-    return trace
 
 
 def _moving(task_of: dict[str, str], stored: dict[str, str], provisional: set[str]) -> set[str]:
