@@ -188,8 +188,9 @@ def _task_traces(runner: Any, database: str, table: str, shard: Shard, since: in
     only once resolved, so every trace with a new span in range (`_recent`; with `mark` None,
     a replay, every span in range counts as new) is resolved here (the stored mapping first,
     `links.resolve_task`) and the shard keeps its own tasks, with the traces stored earlier
-    under them and its unfinished tasks' traces. A task keyed by a trace id moves whole when its trace
-    resolves to another task (`_moving`): its traces go there, and its shard drops it.
+    under them and its unfinished tasks' traces. A task keyed by a trace id moves whole when
+    its trace resolves to another task (`_moving`): its traces go there, and its shard drops
+    it.
     """
     params = {"k": shard.index, "n": shard.count, "since": since, "until": until,
               "mark": since if mark is None else mark, "oldest": oldest}

@@ -1,7 +1,8 @@
 -- queries.findings.duplicate_side_effect.duplicate_executions: which hops executed one idempotency key successfully more than once?
--- (raw rows on both engines: a key's executions reach across tasks and up to
--- duplicate_lookback_s before the window; DuckDB's twin, step for step but for two steps
--- merged: the repeated and the recent keys, the executions and their shared traces)
+-- (raw rows: a key's executions reach across tasks and up to duplicate_lookback_s before the
+-- window; DuckDB takes its candidate keys from the stored key counts (findings/duplicate_keys)
+-- and then the same steps, two of them merged here: the repeated and the recent keys, the
+-- executions and their shared traces)
 with keys as (
     -- only a key executed successfully more than once (innermost or not), once within the
     -- window, can be duplicated there: one pass over the keys of the window and the lookback
